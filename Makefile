@@ -1,0 +1,63 @@
+# jobq: PGXS build of the extension, plus the client in client/.
+#
+#   make                 build the extension and the client
+#   make install         install both (the extension into pg_config's dirs)
+#   make installcheck    pg_regress + isolation + TAP against a temp instance
+#   WERROR=1 make        warnings are errors (CI builds this way)
+
+EXTENSION  = jobq
+MODULE_big = jobq
+OBJS = \
+	extension/jobq.o \
+	extension/plans.o \
+	extension/validate.o \
+	extension/queues.o \
+	extension/enqueue.o \
+	extension/claim.o \
+	extension/ack.o \
+	extension/sweep.o \
+	extension/admin.o \
+	extension/inspect.o
+
+DATA = $(wildcard extension/jobq--*.sql)
+PGFILEDESC = "jobq - job queue with leases and fencing tokens"
+
+# Tests share one database, in this order (see sql/).
+REGRESS = $(shell cat test/regress_schedule)
+REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/jobq.conf
+ISOLATION = $(shell cat test/isolation_schedule)
+ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/jobq.conf
+TAP_TESTS = 1
+
+PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+ifeq ($(WERROR),1)
+PG_CFLAGS += -Werror
+endif
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# The client (libjobq, jobq-worker, jobq) has a plain Makefile of its own.
+all: client-all
+install: client-install
+clean: client-clean
+
+client-all:
+	$(MAKE) -C client WERROR=$(WERROR)
+client-install:
+	$(MAKE) -C client install
+client-clean:
+	$(MAKE) -C client clean
+
+# Version drift is a build error: the control file, the newest install
+# script and the changelog must agree.
+checkver:
+	@ctl=$$(sed -n "s/^default_version = '\(.*\)'/\1/p" jobq.control); \
+	newest=$$(ls extension/jobq--*.sql | sed -n 's/.*jobq--\([0-9.]*\)\.sql$$/\1/p' | sort -V | tail -1); \
+	log=$$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' CHANGELOG.md | head -1); \
+	if [ "$$ctl" != "$$newest" ] || [ "$$ctl" != "$$log" ]; then \
+		echo "version drift: jobq.control=$$ctl newest script=$$newest CHANGELOG=$$log"; exit 1; \
+	fi; echo "version $$ctl consistent"
+
+.PHONY: client-all client-install client-clean checkver

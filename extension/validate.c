@@ -1,0 +1,216 @@
+/*-------------------------------------------------------------------------
+ *
+ * validate.c
+ *	  Argument checks shared by the SQL-callable functions.
+ *
+ * Every user-triggerable problem is reported with ereport and a specific
+ * SQLSTATE before any statement runs, so a rejected call has no side
+ * effect.  NULL is never silently turned into "no job": a NULL where a
+ * value is required is 22004 (null_value_not_allowed).
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/validate.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+
+/*
+ * jobq_require
+ *	  Raise 22004 when argument argno is NULL.
+ */
+void
+jobq_require(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", argname)));
+}
+
+/*
+ * jobq_check_queue_name
+ *	  Queue names follow the allow-list ^[a-z0-9]+([_-][a-z0-9]+)*$ and are
+ *	  at most JOBQ_QUEUE_NAME_MAX bytes.  Checked byte by byte, so no
+ *	  multibyte or control character can slip through.
+ */
+void
+jobq_check_queue_name(const char *name, int len)
+{
+	bool		prev_sep = true;	/* no separator at the start */
+
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queue name must not be empty")));
+	if (len > JOBQ_QUEUE_NAME_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("queue name is %d bytes long, over the limit of %d bytes",
+						len, JOBQ_QUEUE_NAME_MAX)));
+
+	for (int i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) name[i];
+		bool		alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		bool		sep = (c == '_' || c == '-');
+
+		if (!alnum && !(sep && !prev_sep && i + 1 < len))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid queue name \"%s\"", pnstrdup(name, len)),
+					 errdetail("Queue names are lowercase letters and digits, in words joined by single \"_\" or \"-\".")));
+		prev_sep = sep;
+	}
+}
+
+/*
+ * jobq_queue_arg
+ *	  Fetch and validate the queue-name argument argno.  Returns the text
+ *	  datum, ready to pass to SPI.
+ */
+text *
+jobq_queue_arg(FunctionCallInfo fcinfo, int argno)
+{
+	text	   *name;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("queue name must not be null")));
+	name = PG_GETARG_TEXT_PP(argno);
+	jobq_check_queue_name(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+	return name;
+}
+
+/*
+ * jobq_worker_arg
+ *	  The optional worker label of a claim: NULL is allowed, an empty or
+ *	  oversized label is not.
+ */
+text *
+jobq_worker_arg(FunctionCallInfo fcinfo, int argno)
+{
+	text	   *worker;
+	int			len;
+
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	worker = PG_GETARG_TEXT_PP(argno);
+	len = VARSIZE_ANY_EXHDR(worker);
+	if (len == 0 || len > JOBQ_WORKER_NAME_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("worker must be 1 to %d bytes long", JOBQ_WORKER_NAME_MAX)));
+	return worker;
+}
+
+/*
+ * jobq_interval_usecs
+ *	  The length of an interval in microseconds, counting a month as 30 days
+ *	  and a day as 24 hours, as interval comparison does.  Saturates instead
+ *	  of wrapping, so an absurd interval compares as absurd.
+ */
+int64
+jobq_interval_usecs(const Interval *span)
+{
+	int128		total;
+
+	total = (int128) span->time
+		+ (int128) span->day * USECS_PER_DAY
+		+ (int128) span->month * DAYS_PER_MONTH * USECS_PER_DAY;
+	if (total > PG_INT64_MAX)
+		return PG_INT64_MAX;
+	if (total < PG_INT64_MIN)
+		return PG_INT64_MIN;
+	return (int64) total;
+}
+
+/*
+ * jobq_check_interval
+ *	  Reject an interval outside [min_usecs, max_usecs] with 22023.
+ */
+void
+jobq_check_interval(const Interval *span, const char *argname,
+					int64 min_usecs, int64 max_usecs)
+{
+	int64		usecs = jobq_interval_usecs(span);
+
+	if (usecs < min_usecs || usecs > max_usecs)
+	{
+		Interval	lo = {0}, hi = {0};
+
+		lo.time = min_usecs;
+		hi.time = max_usecs;
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be between %s and %s", argname,
+						DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&lo))),
+						DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&hi))))));
+	}
+}
+
+/*
+ * jobq_check_int_range
+ *	  Reject an integer argument outside [min, max] with 22023.
+ */
+void
+jobq_check_int_range(int64 value, const char *argname, int64 min, int64 max)
+{
+	if (value < min || value > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be between " INT64_FORMAT " and " INT64_FORMAT,
+						argname, min, max)));
+}
+
+/*
+ * jobq_check_payload
+ *	  A payload or result over jobq.max_payload_size is 54000
+ *	  (program_limit_exceeded), with the size in the message.  The size is
+ *	  that of the stored jsonb value.
+ */
+void
+jobq_check_payload(Jsonb *value, const char *argname)
+{
+	Size		size = VARSIZE(value);
+	Size		limit = (Size) jobq_max_payload_kb * 1024;
+
+	if (size > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s is %zu bytes, over the limit of %zu bytes",
+						argname, size, limit),
+				 errhint("Store large data elsewhere and enqueue a reference, or raise jobq.max_payload_size.")));
+}
+
+/*
+ * jobq_add_interval
+ *	  t + span with timestamptz semantics (months and days in the session
+ *	  time zone); overflow raises 22008 from timestamptz_pl_interval.
+ */
+TimestampTz
+jobq_add_interval(TimestampTz t, const Interval *span)
+{
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+												   TimestampTzGetDatum(t),
+												   IntervalPGetDatum(span)));
+}
+
+/*
+ * jobq_now
+ *	  The one clock jobq uses: the server's clock_timestamp(), read once per
+ *	  call and passed to every statement as a parameter.  Never the client's
+ *	  clock, never the transaction start (a claim in a long transaction must
+ *	  not hand out leases that are already partly spent).
+ */
+TimestampTz
+jobq_now(void)
+{
+	return GetCurrentTimestamp();
+}
