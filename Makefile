@@ -39,9 +39,12 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # The client (libjobq, jobq-worker, jobq) has a plain Makefile of its own.
+# NO_CLIENT=1 builds and installs the extension alone.
+ifndef NO_CLIENT
 all: client-all
 install: client-install
 clean: client-clean
+endif
 
 client-all:
 	$(MAKE) -C client WERROR=$(WERROR)
