@@ -82,8 +82,20 @@ CREATE TABLE jobq.queues (
         CHECK (dead_retention BETWEEN interval '0' AND interval '3650 days'),
     paused              boolean NOT NULL DEFAULT false,
     notify              boolean NOT NULL DEFAULT true,
-    stale_acks          bigint NOT NULL DEFAULT 0,
     created_at          timestamptz NOT NULL
+);
+
+/*
+ * stale_acks: how many state changes were refused for a stale token, per
+ * queue.  One row per (queue, backend slot): a backend only ever updates
+ * its own slot's row, so counting never makes two workers wait on each
+ * other or deadlock with their job-row locks.  jobq_stats sums the slots.
+ */
+CREATE TABLE jobq.stale_acks (
+    queue text NOT NULL,
+    slot  integer NOT NULL,
+    count bigint NOT NULL,
+    PRIMARY KEY (queue, slot)
 );
 
 /*
@@ -153,8 +165,9 @@ CREATE INDEX history_queue_state_idx ON jobq.history (queue, state, finished_at)
 ALTER TABLE jobq.queues OWNER TO jobq_owner;
 ALTER TABLE jobq.jobs OWNER TO jobq_owner;
 ALTER TABLE jobq.history OWNER TO jobq_owner;
+ALTER TABLE jobq.stale_acks OWNER TO jobq_owner;
 ALTER TYPE jobq.job_state OWNER TO jobq_owner;
-REVOKE ALL ON TABLE jobq.queues, jobq.jobs, jobq.history FROM PUBLIC;
+REVOKE ALL ON TABLE jobq.queues, jobq.jobs, jobq.history, jobq.stale_acks FROM PUBLIC;
 
 /*
  * The SQL API.  Every function: C, SECURITY DEFINER owned by jobq_owner,

@@ -18,6 +18,7 @@
  */
 #include "jobq.h"
 
+#include "commands/async.h"
 #include "utils/guc.h"
 
 PG_MODULE_MAGIC;
@@ -46,4 +47,26 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("jobq");
+}
+
+/*
+ * jobq_notify_queue
+ *	  NOTIFY "jobq.<queue>" with an empty payload: a hint for idle workers,
+ *	  never data (any role may LISTEN on any channel).  PostgreSQL folds
+ *	  identical notifications of one transaction into one, so a transaction
+ *	  that makes many jobs ready sends one notification per queue, at
+ *	  commit, and none if it rolls back.
+ */
+void
+jobq_notify_queue(text *queue)
+{
+	char		channel[NAMEDATALEN];
+	int			len = VARSIZE_ANY_EXHDR(queue);
+
+	if (len > JOBQ_QUEUE_NAME_MAX)
+		elog(ERROR, "jobq: queue name too long for a channel");
+	memcpy(channel, "jobq.", 5);
+	memcpy(channel + 5, VARDATA_ANY(queue), len);
+	channel[5 + len] = '\0';
+	Async_Notify(channel, "");
 }

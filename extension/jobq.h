@@ -29,6 +29,7 @@
 #include "fmgr.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
 /* Hard limits of the contract (README "Limits") */
 #define JOBQ_QUEUE_NAME_MAX			48		/* bytes; "jobq." + name fits NAMEDATALEN */
@@ -52,14 +53,19 @@
 #define JOBQ_ERRORS_KEPT			10		/* errors kept per job */
 #define JOBQ_PAYLOAD_HARD_MAX_KB	(64 * 1024)
 
-/* GUCs (jobq.c) */
+/* jobq.c */
 extern int	jobq_max_payload_kb;
+extern void jobq_notify_queue(text *queue);
 
 /* plans.c */
 extern SPIPlanPtr jobq_prepare(const char *sql, int nargs, Oid *argtypes);
 extern void jobq_spi_connect(void);
 extern void jobq_spi_finish(void);
 extern void jobq_spi_check(int rc, int expected, const char *what);
+extern Tuplestorestate *jobq_srf_begin(FunctionCallInfo fcinfo, TupleDesc *tupdesc);
+extern void jobq_srf_put_spi(Tuplestorestate *store, TupleDesc desc);
+extern int64 jobq_spi_getint64(uint64 row, int col, bool *isnull);
+extern bool jobq_spi_getbool(uint64 row, int col, bool *isnull);
 
 /* validate.c */
 extern void jobq_require(FunctionCallInfo fcinfo, int argno, const char *argname);
@@ -75,7 +81,39 @@ extern text *jobq_worker_arg(FunctionCallInfo fcinfo, int argno);
 extern TimestampTz jobq_add_interval(TimestampTz t, const Interval *span);
 extern TimestampTz jobq_now(void);
 
-/* ack.c: shared by fail and sweep */
+/* ack.c */
 extern void jobq_count_stale(Datum job_id);
+
+/*
+ * SQL fragments shared by several statements, so that fail, sweep and the
+ * history moves compute the same thing.
+ *
+ * JOBQ_BACKOFF_SQL: the retry delay after attempt number ATT, exponential
+ * from BASE, capped at CAP, scaled by a random factor in [0.5, 1] ("equal
+ * jitter") so that jobs failing together do not retry together.  Computed
+ * in float seconds: base * 2^(att-1) can overflow an interval, a double
+ * cannot (the exponent is clamped).
+ */
+#define JOBQ_BACKOFF_SQL(ATT, BASE, CAP) \
+	"pg_catalog.make_interval(secs => " \
+	"  LEAST(EXTRACT(EPOCH FROM " CAP ")::float8, " \
+	"        EXTRACT(EPOCH FROM " BASE ")::float8 * pg_catalog.power(2::float8, LEAST(GREATEST(" ATT " - 1, 0), 60))) " \
+	"  * (0.5 + pg_catalog.random() * 0.5))"
+
+/*
+ * JOBQ_ERRORS_APPEND_SQL: ERRS with one error object appended, keeping the
+ * newest JOBQ_ERRORS_KEPT (one is appended at a time, so dropping the
+ * first element is enough to stay bounded).
+ */
+#define JOBQ_ERRORS_APPEND_SQL(ERRS, ATT, AT, MSG, TRUNC) \
+	"(SELECT CASE WHEN pg_catalog.jsonb_array_length(e) > " CppAsString2(JOBQ_ERRORS_KEPT) " THEN e OPERATOR(pg_catalog.-) 0 ELSE e END " \
+	" FROM (SELECT COALESCE(" ERRS ", '[]'::jsonb) OPERATOR(pg_catalog.||) " \
+	"   pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt', " ATT ", 'at', " AT \
+	"   , 'error', " MSG ", 'truncated', " TRUNC "))) AS x(e))"
+
+/* The columns of a move from jobq.jobs (alias d) into jobq.history */
+#define JOBQ_HISTORY_COLUMNS \
+	"(id, queue, state, priority, run_at, attempt, max_attempts, token, worker," \
+	" enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payload)"
 
 #endif							/* JOBQ_H */

@@ -19,6 +19,10 @@
  */
 #include "jobq.h"
 
+#include "access/htup_details.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+
 /*
  * jobq_prepare
  *	  Prepare sql with the given parameter types and keep the plan for the
@@ -72,4 +76,102 @@ jobq_spi_check(int rc, int expected, const char *what)
 {
 	if (rc != expected)
 		elog(ERROR, "jobq: %s failed: %s", what, SPI_result_code_string(rc));
+}
+
+/*
+ * jobq_srf_begin
+ *	  Set up a set-returning function in materialize mode: the rows go into
+ *	  a tuplestore that lives in the per-query context, so they survive
+ *	  SPI_finish.  Returns the store; *tupdesc receives the result shape
+ *	  (for SETOF scalar functions, a one-column descriptor).
+ *	  Written here rather than with InitMaterializedSRF so that the
+ *	  extension also builds against PostgreSQL 14.
+ */
+Tuplestorestate *
+jobq_srf_begin(FunctionCallInfo fcinfo, TupleDesc *tupdesc)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext oldcxt;
+	TupleDesc	desc;
+	Oid			rettype;
+	Tuplestorestate *store;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		(rsinfo->allowedModes & SFRM_Materialize) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set")));
+
+	oldcxt = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	switch (get_call_result_type(fcinfo, &rettype, &desc))
+	{
+		case TYPEFUNC_COMPOSITE:
+			desc = CreateTupleDescCopy(desc);
+			break;
+		case TYPEFUNC_SCALAR:
+			desc = CreateTemplateTupleDesc(1);
+			TupleDescInitEntry(desc, (AttrNumber) 1, "value", rettype, -1, 0);
+			break;
+		default:
+			elog(ERROR, "jobq: unexpected result type of a set-returning function");
+	}
+	store = tuplestore_begin_heap(true, false, work_mem);
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = store;
+	rsinfo->setDesc = desc;
+	MemoryContextSwitchTo(oldcxt);
+
+	*tupdesc = desc;
+	return store;
+}
+
+/*
+ * jobq_srf_put_spi
+ *	  Append every row of the last SPI result to store.  The statement's
+ *	  columns must match desc in number and type; a mismatch is a bug in
+ *	  our fixed SQL, hence elog.
+ */
+void
+jobq_srf_put_spi(Tuplestorestate *store, TupleDesc desc)
+{
+	SPITupleTable *tt = SPI_tuptable;
+	Datum	   *values;
+	bool	   *nulls;
+
+	if (tt == NULL)
+		return;
+	if (tt->tupdesc->natts != desc->natts)
+		elog(ERROR, "jobq: statement returned %d columns, expected %d",
+			 tt->tupdesc->natts, desc->natts);
+
+	values = palloc(sizeof(Datum) * desc->natts);
+	nulls = palloc(sizeof(bool) * desc->natts);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		heap_deform_tuple(tt->vals[i], tt->tupdesc, values, nulls);
+		tuplestore_putvalues(store, desc, values, nulls);
+	}
+	pfree(values);
+	pfree(nulls);
+}
+
+/*
+ * jobq_spi_getint64 / jobq_spi_getbool
+ *	  Column col (1-based) of row row of the last SPI result; NULL gives
+ *	  *isnull = true and 0.
+ */
+int64
+jobq_spi_getint64(uint64 row, int col, bool *isnull)
+{
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
+
+	return *isnull ? 0 : DatumGetInt64(d);
+}
+
+bool
+jobq_spi_getbool(uint64 row, int col, bool *isnull)
+{
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
+
+	return *isnull ? false : DatumGetBool(d);
 }

@@ -1,0 +1,554 @@
+/*-------------------------------------------------------------------------
+ *
+ * ack.c
+ *	  The fenced state changes of a running job: jobq_complete,
+ *	  jobq_complete_batch, jobq_fail, jobq_extend, jobq_release.
+ *
+ * Each takes the job id and the claim token.  The token is the fence: the
+ * statement changes the job only WHERE id = $id AND token = $token AND
+ * state = 'running'.  Once a lease expired and the job was swept or claimed
+ * again, the old token matches nothing, so a stale worker changes nothing;
+ * the call says so (false or NULL) and the queue's stale_acks counter
+ * rises.  A complete after the lease ran out is still accepted while
+ * nobody swept or re-claimed the job: the token is still the valid one.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/ack.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "storage/backendid.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/uuid.h"
+
+PG_FUNCTION_INFO_V1(jobq_complete);
+PG_FUNCTION_INFO_V1(jobq_complete_batch);
+PG_FUNCTION_INFO_V1(jobq_fail);
+PG_FUNCTION_INFO_V1(jobq_extend);
+PG_FUNCTION_INFO_V1(jobq_release);
+
+static SPIPlanPtr complete_plan = NULL;
+static SPIPlanPtr complete_many_plan = NULL;
+static SPIPlanPtr already_completed_plan = NULL;
+static SPIPlanPtr stale_plan = NULL;
+static SPIPlanPtr retry_plan = NULL;
+static SPIPlanPtr dead_plan = NULL;
+static SPIPlanPtr extend_plan = NULL;
+static SPIPlanPtr release_plan = NULL;
+
+/*
+ * The move of a completed job (CTE d) into history, skipped when the
+ * queue keeps no completed history.  RESULT is the result expression.
+ */
+#define COMPLETE_INTO_HISTORY(RESULT) \
+	"INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS \
+	" SELECT d.id, d.queue, 'completed', d.priority, d.run_at, d.attempt, d.max_attempts," \
+	"   d.token, d.worker, d.enqueued_at, d.claimed_at, $3, d.dedupe_key, d.errors, " RESULT ", d.payload" \
+	" FROM d JOIN jobq.queues q ON q.name = d.queue" \
+	" WHERE q.completed_retention > interval '0'"
+
+/*
+ * require_id_token
+ *	  id and token are arguments 0 and 1 of every function here; NULL is an
+ *	  error (a NULL token must never read as "stale").
+ */
+static void
+require_id_token(FunctionCallInfo fcinfo)
+{
+	jobq_require(fcinfo, 0, "id");
+	jobq_require(fcinfo, 1, "token");
+}
+
+/*
+ * jobq_count_stale
+ *	  Count one refused state change against the job's queue, if the job
+ *	  still exists somewhere.  Each backend bumps its own row (slot =
+ *	  backend id), so counting never waits on another session.
+ */
+void
+jobq_count_stale(Datum job_id)
+{
+	Datum		args[2];
+	int			rc;
+
+	if (stale_plan == NULL)
+	{
+		Oid			types[] = {INT8OID, INT4OID};
+
+		stale_plan = jobq_prepare(
+								  "INSERT INTO jobq.stale_acks AS s (queue, slot, count)"
+								  " SELECT x.queue, $2, 1 FROM ("
+								  "   SELECT queue FROM jobq.jobs WHERE id = $1"
+								  "   UNION ALL SELECT queue FROM jobq.history WHERE id = $1"
+								  "   LIMIT 1) x"
+								  " ON CONFLICT (queue, slot) DO UPDATE SET count = s.count + 1",
+								  2, types);
+	}
+	args[0] = job_id;
+#if PG_VERSION_NUM >= 170000
+	args[1] = Int32GetDatum(MyProcNumber);
+#else
+	args[1] = Int32GetDatum(MyBackendId);
+#endif
+	rc = SPI_execute_plan(stale_plan, args, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_INSERT, "count stale acknowledgement");
+}
+
+/*
+ * already_completed
+ *	  True when history shows this very token's completion: a repeated
+ *	  complete is idempotent, not stale.  (With completed_retention = 0
+ *	  there is no history to ask, and a repeat reads as stale.)
+ */
+static bool
+already_completed(Datum id, Datum token)
+{
+	Datum		args[2] = {id, token};
+	int			rc;
+
+	if (already_completed_plan == NULL)
+	{
+		Oid			types[] = {INT8OID, UUIDOID};
+
+		already_completed_plan = jobq_prepare(
+											  "SELECT 1 FROM jobq.history"
+											  " WHERE id = $1 AND token = $2 AND state = 'completed'",
+											  2, types);
+	}
+	rc = SPI_execute_plan(already_completed_plan, args, NULL, false, 1);
+	jobq_spi_check(rc, SPI_OK_SELECT, "check completion");
+	return SPI_processed > 0;
+}
+
+/*
+ * jobq_complete(id, token, result) -> boolean
+ *	  Finish a running job.  true: completed now, or already completed with
+ *	  this token.  false: the token is stale or the job unknown; nothing
+ *	  changed.  One statement moves the job from jobq.jobs to history.
+ */
+Datum
+jobq_complete(PG_FUNCTION_ARGS)
+{
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	bool		isnull;
+	bool		done;
+	int			rc;
+
+	require_id_token(fcinfo);
+	/* parameters: $1 id, $2 token, $3 finished_at, $4 result */
+	values[0] = PG_GETARG_DATUM(0);
+	values[1] = PG_GETARG_DATUM(1);
+	values[2] = TimestampTzGetDatum(jobq_now());
+	values[3] = (Datum) 0;
+	if (PG_ARGISNULL(2))
+		nulls[3] = 'n';
+	else
+	{
+		Jsonb	   *result = PG_GETARG_JSONB_P(2);
+
+		jobq_check_payload(result, "result");
+		values[3] = JsonbPGetDatum(result);
+	}
+
+	jobq_spi_connect();
+	if (complete_plan == NULL)
+	{
+		Oid			types[] = {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID};
+
+		complete_plan = jobq_prepare(
+									 "WITH d AS ("
+									 "  DELETE FROM jobq.jobs"
+									 "  WHERE id = $1 AND token = $2 AND state = 'running'"
+									 "  RETURNING *),"
+									 " h AS (" COMPLETE_INTO_HISTORY("$4") ")"
+									 " SELECT count(*) FROM d",
+									 4, types);
+	}
+	rc = SPI_execute_plan(complete_plan, values, nulls, false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "complete");
+	done = jobq_spi_getint64(0, 1, &isnull) > 0;
+	if (!done)
+	{
+		done = already_completed(values[0], values[1]);
+		if (!done)
+			jobq_count_stale(values[0]);
+	}
+	jobq_spi_finish();
+	PG_RETURN_BOOL(done);
+}
+
+/*
+ * jobq_complete_batch(ids bigint[], tokens uuid[], results jsonb[])
+ *	  -> setof bigint
+ *	  Complete many jobs in one statement; returns the ids accepted (newly
+ *	  completed, or already completed with the same token).  The arrays
+ *	  pair up by position; results may be NULL (no results).
+ */
+Datum
+jobq_complete_batch(PG_FUNCTION_ARGS)
+{
+	ArrayType  *ids,
+			   *tokens,
+			   *results = NULL;
+	Datum	   *id_items,
+			   *token_items;
+	bool	   *id_nulls,
+			   *token_nulls;
+	int			n,
+				ntokens;
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	bool	   *accepted;
+	bool		isnull = false;
+	int			rc;
+
+	jobq_require(fcinfo, 0, "ids");
+	jobq_require(fcinfo, 1, "tokens");
+	ids = PG_GETARG_ARRAYTYPE_P(0);
+	tokens = PG_GETARG_ARRAYTYPE_P(1);
+	if (ARR_NDIM(ids) > 1 || ARR_NDIM(tokens) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("ids and tokens must be one-dimensional arrays")));
+	deconstruct_array(ids, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &id_items, &id_nulls, &n);
+	deconstruct_array(tokens, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR,
+					  &token_items, &token_nulls, &ntokens);
+	if (n < 1 || n > JOBQ_COMPLETE_BATCH_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ids must hold 1 to %d jobs, not %d", JOBQ_COMPLETE_BATCH_MAX, n)));
+	if (ntokens != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tokens has %d elements, ids has %d", ntokens, n)));
+	for (int i = 0; i < n; i++)
+		if (id_nulls[i] || token_nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("ids and tokens must not contain nulls")));
+	if (!PG_ARGISNULL(2))
+	{
+		Datum	   *r_items;
+		bool	   *r_nulls;
+		int			nr;
+
+		results = PG_GETARG_ARRAYTYPE_P(2);
+		if (ARR_NDIM(results) > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("results must be a one-dimensional array")));
+		deconstruct_array(results, JSONBOID, -1, false, TYPALIGN_INT,
+						  &r_items, &r_nulls, &nr);
+		if (nr != n)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("results has %d elements, ids has %d", nr, n)));
+		for (int i = 0; i < nr; i++)
+			if (!r_nulls[i])
+				jobq_check_payload(DatumGetJsonbP(r_items[i]), "result");
+	}
+
+	values[0] = PointerGetDatum(ids);
+	values[1] = PointerGetDatum(tokens);
+	values[2] = TimestampTzGetDatum(jobq_now());
+	values[3] = PointerGetDatum(results);
+	if (results == NULL)
+		nulls[3] = 'n';
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+	if (complete_many_plan == NULL)
+	{
+		Oid			types[] = {INT8ARRAYOID, UUIDARRAYOID, TIMESTAMPTZOID, JSONBARRAYOID};
+
+		complete_many_plan = jobq_prepare(
+										  "WITH i AS ("
+										  "  SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)),"
+										  " d AS ("
+										  "  DELETE FROM jobq.jobs j USING i"
+										  "  WHERE j.id = i.id AND j.token = i.token AND j.state = 'running'"
+										  "  RETURNING j.*, i.result AS new_result),"
+										  " h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")"
+										  " SELECT id FROM d",
+										  4, types);
+	}
+	rc = SPI_execute_plan(complete_many_plan, values, nulls, false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "complete batch");
+
+	/* Mark what the statement took; the rest are repeats or stale. */
+	accepted = palloc0(sizeof(bool) * n);
+	{
+		uint64		done = SPI_processed;
+		SPITupleTable *tt = SPI_tuptable;
+
+		for (uint64 r = 0; r < done; r++)
+		{
+			int64		id = DatumGetInt64(SPI_getbinval(tt->vals[r], tt->tupdesc, 1, &isnull));
+
+			for (int i = 0; i < n; i++)
+				if (!accepted[i] && DatumGetInt64(id_items[i]) == id)
+				{
+					accepted[i] = true;
+					break;
+				}
+		}
+	}
+	for (int i = 0; i < n; i++)
+	{
+		Datum		out;
+		bool		out_null = false;
+
+		if (!accepted[i])
+		{
+			accepted[i] = already_completed(id_items[i], token_items[i]);
+			if (!accepted[i])
+				jobq_count_stale(id_items[i]);
+		}
+		if (accepted[i])
+		{
+			out = id_items[i];
+			tuplestore_putvalues(store, desc, &out, &out_null);
+		}
+	}
+	jobq_spi_finish();
+	return (Datum) 0;
+}
+
+/*
+ * error_text_arg
+ *	  The error text of a fail, cut to JOBQ_ERROR_TEXT_MAX bytes on a
+ *	  character boundary; *truncated says whether it was cut.  NULL stays
+ *	  NULL.
+ */
+static text *
+error_text_arg(FunctionCallInfo fcinfo, int argno, bool *truncated)
+{
+	text	   *err;
+	int			len;
+	int			keep;
+
+	*truncated = false;
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	err = PG_GETARG_TEXT_PP(argno);
+	len = VARSIZE_ANY_EXHDR(err);
+	if (len <= JOBQ_ERROR_TEXT_MAX)
+		return err;
+	keep = pg_mbcliplen(VARDATA_ANY(err), len, JOBQ_ERROR_TEXT_MAX);
+	*truncated = true;
+	return cstring_to_text_with_len(VARDATA_ANY(err), keep);
+}
+
+/*
+ * jobq_fail(id, token, error, retry_in, permanent) -> text
+ *	  Record a failed attempt.  With attempts left and not permanent, the
+ *	  job goes back to ready at now + retry_in, or after exponential backoff
+ *	  with jitter (JOBQ_BACKOFF_SQL); returns 'ready'.  Otherwise it moves to
+ *	  history as dead (the dead-letter state, see jobq_retry); returns
+ *	  'dead'.  NULL when the token is stale.  The error is kept in the
+ *	  job's errors array (newest JOBQ_ERRORS_KEPT).
+ */
+Datum
+jobq_fail(PG_FUNCTION_ARGS)
+{
+	bool		truncated;
+	text	   *err;
+	TimestampTz now = jobq_now();
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	const char *outcome = NULL;
+	int			rc;
+
+	require_id_token(fcinfo);
+	jobq_require(fcinfo, 4, "permanent");
+	err = error_text_arg(fcinfo, 2, &truncated);
+	values[2] = (Datum) 0;
+	nulls[2] = 'n';
+	if (!PG_ARGISNULL(3))
+	{
+		Interval   *retry_in = PG_GETARG_INTERVAL_P(3);
+
+		jobq_check_interval(retry_in, "retry_in", 0, JOBQ_DELAY_MAX_USECS);
+		values[2] = TimestampTzGetDatum(jobq_add_interval(now, retry_in));
+		nulls[2] = ' ';
+	}
+	values[0] = PG_GETARG_DATUM(0);
+	values[1] = PG_GETARG_DATUM(1);
+	values[3] = TimestampTzGetDatum(now);
+	values[4] = PointerGetDatum(err);
+	if (err == NULL)
+		nulls[4] = 'n';
+	values[5] = BoolGetDatum(truncated);
+	values[6] = PG_GETARG_DATUM(4);
+
+	jobq_spi_connect();
+	if (retry_plan == NULL)
+	{
+		Oid			types[] = {INT8OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID,
+		BOOLOID, BOOLOID};
+
+		retry_plan = jobq_prepare(
+								  "UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
+								  "  run_at = COALESCE($3, $4 + " JOBQ_BACKOFF_SQL("j.attempt", "q.backoff_base", "q.backoff_cap") "),"
+								  "  errors = " JOBQ_ERRORS_APPEND_SQL("j.errors", "j.attempt", "$4", "$5", "$6")
+								  " FROM jobq.queues q"
+								  " WHERE j.id = $1 AND j.token = $2 AND j.state = 'running'"
+								  "   AND q.name = j.queue AND NOT $7 AND j.attempt < j.max_attempts",
+								  7, types);
+	}
+	rc = SPI_execute_plan(retry_plan, values, nulls, false, 0);
+	jobq_spi_check(rc, SPI_OK_UPDATE, "fail (retry)");
+	if (SPI_processed > 0)
+		outcome = "ready";
+	else
+	{
+		/* No attempts left, permanent, or stale: try the dead-letter move. */
+		Datum		dv[5] = {values[0], values[1], values[3], values[4], values[5]};
+		char		dn[5] = {' ', ' ', ' ', nulls[4], ' '};
+
+		if (dead_plan == NULL)
+		{
+			Oid			types[] = {INT8OID, UUIDOID, TIMESTAMPTZOID, TEXTOID, BOOLOID};
+
+			dead_plan = jobq_prepare(
+									 "WITH d AS ("
+									 "  DELETE FROM jobq.jobs WHERE id = $1 AND token = $2 AND state = 'running'"
+									 "  RETURNING *)"
+									 " INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS
+									 " SELECT d.id, d.queue, 'dead', d.priority, d.run_at, d.attempt, d.max_attempts,"
+									 "   NULL, d.worker, d.enqueued_at, d.claimed_at, $3, d.dedupe_key,"
+									 "   " JOBQ_ERRORS_APPEND_SQL("d.errors", "d.attempt", "$3", "$4", "$5") ","
+									 "   NULL, d.payload"
+									 " FROM d",
+									 5, types);
+		}
+		rc = SPI_execute_plan(dead_plan, dv, dn, false, 0);
+		jobq_spi_check(rc, SPI_OK_INSERT, "fail (dead)");
+		if (SPI_processed > 0)
+			outcome = "dead";
+		else
+			jobq_count_stale(values[0]);
+	}
+	jobq_spi_finish();
+
+	if (outcome == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(outcome));
+}
+
+/*
+ * jobq_extend(id, token, lease) -> timestamptz
+ *	  Heartbeat: push the lease to now + lease (default: the queue's
+ *	  lease).  Returns the new locked_until, or NULL when the token is stale.
+ */
+Datum
+jobq_extend(PG_FUNCTION_ARGS)
+{
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	TimestampTz until = 0;
+	bool		found;
+	bool		isnull;
+	int			rc;
+
+	require_id_token(fcinfo);
+	values[0] = PG_GETARG_DATUM(0);
+	values[1] = PG_GETARG_DATUM(1);
+	values[2] = TimestampTzGetDatum(jobq_now());
+	values[3] = (Datum) 0;
+	nulls[3] = 'n';
+	if (!PG_ARGISNULL(2))
+	{
+		jobq_check_interval(PG_GETARG_INTERVAL_P(2), "lease",
+							JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS);
+		values[3] = PG_GETARG_DATUM(2);
+		nulls[3] = ' ';
+	}
+
+	jobq_spi_connect();
+	if (extend_plan == NULL)
+	{
+		Oid			types[] = {INT8OID, UUIDOID, TIMESTAMPTZOID, INTERVALOID};
+
+		extend_plan = jobq_prepare(
+								   "UPDATE jobq.jobs j SET locked_until = $3 + COALESCE($4, q.lease)"
+								   " FROM jobq.queues q"
+								   " WHERE j.id = $1 AND j.token = $2 AND j.state = 'running'"
+								   "   AND q.name = j.queue"
+								   " RETURNING j.locked_until",
+								   4, types);
+	}
+	rc = SPI_execute_plan(extend_plan, values, nulls, false, 0);
+	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "extend");
+	found = SPI_processed > 0;
+	if (found)
+		until = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, 1, &isnull));
+	else
+		jobq_count_stale(values[0]);
+	jobq_spi_finish();
+
+	if (!found)
+		PG_RETURN_NULL();
+	PG_RETURN_TIMESTAMPTZ(until);
+}
+
+/*
+ * jobq_release(id, token) -> boolean
+ *	  Give a claimed job back without burning the attempt (a worker that
+ *	  shuts down before starting it).  The job is ready again at its old
+ *	  run_at, so it keeps its place in line.  false when stale.
+ */
+Datum
+jobq_release(PG_FUNCTION_ARGS)
+{
+	Datum		values[2];
+	bool		found;
+	int			rc;
+
+	require_id_token(fcinfo);
+	values[0] = PG_GETARG_DATUM(0);
+	values[1] = PG_GETARG_DATUM(1);
+
+	jobq_spi_connect();
+	if (release_plan == NULL)
+	{
+		Oid			types[] = {INT8OID, UUIDOID};
+
+		release_plan = jobq_prepare(
+									"UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
+									"  attempt = j.attempt - 1"
+									" FROM jobq.queues q"
+									" WHERE j.id = $1 AND j.token = $2 AND j.state = 'running'"
+									"   AND q.name = j.queue"
+									" RETURNING j.queue, q.notify AND NOT q.paused",
+									2, types);
+	}
+	rc = SPI_execute_plan(release_plan, values, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "release");
+	found = SPI_processed > 0;
+	if (found)
+	{
+		bool		isnull;
+
+		if (jobq_spi_getbool(0, 2, &isnull))
+			jobq_notify_queue(DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[0],
+														   SPI_tuptable->tupdesc, 1, &isnull)));
+	}
+	else
+		jobq_count_stale(values[0]);
+	jobq_spi_finish();
+	PG_RETURN_BOOL(found);
+}

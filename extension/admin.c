@@ -1,0 +1,272 @@
+/*-------------------------------------------------------------------------
+ *
+ * admin.c
+ *	  Operating on finished jobs: jobq_retry (dead -> ready, by job or by
+ *	  queue), jobq_cancel (ready or dead -> cancelled), jobq_purge.
+ *
+ * Dead is the dead-letter state: a job that used up its attempts or failed
+ * permanently waits in history until an operator retries it (re-drive),
+ * cancels it, or its queue's dead_retention purges it.  A retried job keeps
+ * its id, payload and error history and starts again at attempt 0.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/admin.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(jobq_retry);
+PG_FUNCTION_INFO_V1(jobq_retry_queue);
+PG_FUNCTION_INFO_V1(jobq_cancel);
+PG_FUNCTION_INFO_V1(jobq_purge);
+
+static SPIPlanPtr retry_one_plan = NULL;
+static SPIPlanPtr retry_queue_plan = NULL;
+static SPIPlanPtr cancel_ready_plan = NULL;
+static SPIPlanPtr cancel_dead_plan = NULL;
+static SPIPlanPtr queue_exists_plan = NULL;
+static SPIPlanPtr purge_plan = NULL;
+
+/*
+ * The re-drive of the dead jobs chosen by CTE c: insert them into the
+ * live table, skipping any whose dedupe key a live job now holds, and
+ * delete from history exactly those that went in, so no job is ever in
+ * both tables or in neither.  Returns the queues to notify, one row per
+ * job moved.
+ */
+#define REDRIVE_SQL \
+	" ins AS (" \
+	"  INSERT INTO jobq.jobs (id, queue, state, priority, run_at, attempt, max_attempts," \
+	"                         enqueued_at, dedupe_key, errors, payload)" \
+	"  SELECT h.id, h.queue, 'ready', h.priority, $2, 0, h.max_attempts," \
+	"         h.enqueued_at, h.dedupe_key, h.errors, h.payload" \
+	"  FROM jobq.history h JOIN c ON c.id = h.id" \
+	"  ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING" \
+	"  RETURNING id, queue)," \
+	" del AS (DELETE FROM jobq.history h USING ins WHERE h.id = ins.id RETURNING h.id)" \
+	" SELECT ins.queue, q.notify AND NOT q.paused" \
+	" FROM ins JOIN jobq.queues q ON q.name = ins.queue"
+
+/*
+ * run_redrive
+ *	  Execute a re-drive plan and NOTIFY the queues that got jobs back.
+ *	  Returns how many jobs moved.
+ */
+static int64
+run_redrive(SPIPlanPtr plan, Datum *values)
+{
+	int			rc = SPI_execute_plan(plan, values, NULL, false, 0);
+	uint64		moved;
+
+	jobq_spi_check(rc, SPI_OK_SELECT, "retry");
+	moved = SPI_processed;
+	for (uint64 i = 0; i < moved; i++)
+	{
+		bool		isnull;
+
+		if (jobq_spi_getbool(i, 2, &isnull))
+			jobq_notify_queue(DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 1, &isnull)));
+	}
+	return (int64) moved;
+}
+
+/*
+ * jobq_retry(id bigint) -> boolean
+ *	  Re-drive one dead job.  false when the job is not dead, or when a
+ *	  live job now holds its dedupe key (it then stays dead).
+ */
+Datum
+jobq_retry(PG_FUNCTION_ARGS)
+{
+	Datum		values[2];
+	int64		moved;
+
+	jobq_require(fcinfo, 0, "id");
+	values[0] = PG_GETARG_DATUM(0);
+	values[1] = TimestampTzGetDatum(jobq_now());
+
+	jobq_spi_connect();
+	if (retry_one_plan == NULL)
+	{
+		Oid			types[] = {INT8OID, TIMESTAMPTZOID};
+
+		retry_one_plan = jobq_prepare(
+									  "WITH c AS (SELECT id FROM jobq.history"
+									  "  WHERE id = $1 AND state = 'dead' FOR UPDATE),"
+									  REDRIVE_SQL,
+									  2, types);
+	}
+	moved = run_redrive(retry_one_plan, values);
+	jobq_spi_finish();
+	PG_RETURN_BOOL(moved > 0);
+}
+
+/*
+ * require_queue_exists
+ *	  42704 for an unknown queue (operator calls name existing queues).
+ */
+static void
+require_queue_exists(text *queue)
+{
+	Datum		arg = PointerGetDatum(queue);
+	int			rc;
+
+	if (queue_exists_plan == NULL)
+	{
+		Oid			types[] = {TEXTOID};
+
+		queue_exists_plan = jobq_prepare("SELECT 1 FROM jobq.queues WHERE name = $1",
+										 1, types);
+	}
+	rc = SPI_execute_plan(queue_exists_plan, &arg, NULL, false, 1);
+	jobq_spi_check(rc, SPI_OK_SELECT, "find queue");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("queue \"%s\" does not exist", text_to_cstring(queue))));
+}
+
+/*
+ * jobq_retry(queue text) -> bigint  (C name jobq_retry_queue)
+ *	  Re-drive every dead job of a queue; returns how many moved.  Rows
+ *	  another session is handling are skipped, not waited for.
+ */
+Datum
+jobq_retry_queue(PG_FUNCTION_ARGS)
+{
+	text	   *queue = jobq_queue_arg(fcinfo, 0);
+	Datum		values[2];
+	int64		moved;
+
+	values[0] = PointerGetDatum(queue);
+	values[1] = TimestampTzGetDatum(jobq_now());
+
+	jobq_spi_connect();
+	require_queue_exists(queue);
+	if (retry_queue_plan == NULL)
+	{
+		Oid			types[] = {TEXTOID, TIMESTAMPTZOID};
+
+		retry_queue_plan = jobq_prepare(
+										"WITH c AS (SELECT id FROM jobq.history"
+										"  WHERE queue = $1 AND state = 'dead' ORDER BY id"
+										"  FOR UPDATE SKIP LOCKED),"
+										REDRIVE_SQL,
+										2, types);
+	}
+	moved = run_redrive(retry_queue_plan, values);
+	jobq_spi_finish();
+	PG_RETURN_INT64(moved);
+}
+
+/*
+ * jobq_cancel(id) -> boolean
+ *	  A ready (or delayed) job, or a dead one, becomes cancelled.  A
+ *	  running job cannot be cancelled (its worker holds it): false, as for
+ *	  an unknown or already finished job.  Cancelled jobs are kept for the
+ *	  queue's completed_retention.
+ */
+Datum
+jobq_cancel(PG_FUNCTION_ARGS)
+{
+	Datum		values[2];
+	bool		done;
+	int			rc;
+
+	jobq_require(fcinfo, 0, "id");
+	values[0] = PG_GETARG_DATUM(0);
+	values[1] = TimestampTzGetDatum(jobq_now());
+
+	jobq_spi_connect();
+	if (cancel_ready_plan == NULL)
+	{
+		Oid			types[] = {INT8OID, TIMESTAMPTZOID};
+
+		cancel_ready_plan = jobq_prepare(
+										 "WITH d AS (DELETE FROM jobq.jobs WHERE id = $1 AND state = 'ready'"
+										 "  RETURNING *)"
+										 " INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS
+										 " SELECT d.id, d.queue, 'cancelled', d.priority, d.run_at, d.attempt,"
+										 "   d.max_attempts, NULL, d.worker, d.enqueued_at, d.claimed_at, $2,"
+										 "   d.dedupe_key, d.errors, NULL, d.payload"
+										 " FROM d",
+										 2, types);
+		cancel_dead_plan = jobq_prepare(
+										"UPDATE jobq.history SET state = 'cancelled', finished_at = $2"
+										" WHERE id = $1 AND state = 'dead'",
+										2, types);
+	}
+	rc = SPI_execute_plan(cancel_ready_plan, values, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_INSERT, "cancel ready job");
+	done = SPI_processed > 0;
+	if (!done)
+	{
+		rc = SPI_execute_plan(cancel_dead_plan, values, NULL, false, 0);
+		jobq_spi_check(rc, SPI_OK_UPDATE, "cancel dead job");
+		done = SPI_processed > 0;
+	}
+	jobq_spi_finish();
+	PG_RETURN_BOOL(done);
+}
+
+/*
+ * jobq_purge(queue, state, older_than) -> bigint
+ *	  Delete finished jobs of a queue (completed, dead and cancelled, or
+ *	  only the given state) that finished at least older_than ago.  Live
+ *	  jobs are never purged: cancel them first.
+ */
+Datum
+jobq_purge(PG_FUNCTION_ARGS)
+{
+	text	   *queue = jobq_queue_arg(fcinfo, 0);
+	Datum		values[3];
+	char	   *state = NULL;
+	Interval   *older_than;
+	int64		purged;
+	int			rc;
+
+	if (!PG_ARGISNULL(1))
+	{
+		state = text_to_cstring(PG_GETARG_TEXT_PP(1));
+		if (strcmp(state, "completed") != 0 && strcmp(state, "dead") != 0 &&
+			strcmp(state, "cancelled") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot purge jobs in state \"%s\"", state),
+					 errhint("Purge takes completed, dead or cancelled; cancel live jobs first.")));
+	}
+	jobq_require(fcinfo, 2, "older_than");
+	older_than = PG_GETARG_INTERVAL_P(2);
+	jobq_check_interval(older_than, "older_than", 0, JOBQ_RETENTION_MAX_USECS);
+
+	values[0] = PointerGetDatum(queue);
+	values[1] = TimestampTzGetDatum(jobq_add_interval(jobq_now(),
+													  DatumGetIntervalP(DirectFunctionCall1(interval_um,
+																							IntervalPGetDatum(older_than)))));
+	values[2] = state ? CStringGetTextDatum(state) : (Datum) 0;
+
+	jobq_spi_connect();
+	require_queue_exists(queue);
+	if (purge_plan == NULL)
+	{
+		Oid			types[] = {TEXTOID, TIMESTAMPTZOID, TEXTOID};
+
+		purge_plan = jobq_prepare(
+								  "DELETE FROM jobq.history"
+								  " WHERE queue = $1 AND finished_at <= $2"
+								  "   AND ($3::text IS NULL OR state = $3::jobq.job_state)",
+								  3, types);
+	}
+	rc = SPI_execute_plan(purge_plan, values, state ? NULL : "  n", false, 0);
+	jobq_spi_check(rc, SPI_OK_DELETE, "purge");
+	purged = (int64) SPI_processed;	/* NB: SPI_finish resets SPI_processed */
+	jobq_spi_finish();
+	PG_RETURN_INT64(purged);
+}

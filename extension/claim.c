@@ -1,0 +1,180 @@
+/*-------------------------------------------------------------------------
+ *
+ * claim.c
+ *	  jobq_claim: take ready jobs from one or several queues.
+ *
+ * A claim is one statement.  For each named queue that exists and is not
+ * paused, it reads that queue's ready jobs whose run_at has come, in
+ * (priority, run_at, id) order through jobs_claim_idx, locking them with
+ * FOR NO KEY UPDATE SKIP LOCKED; it then keeps the best max_jobs across the
+ * queues and turns them into running jobs: attempt + 1 (counted at claim,
+ * so a crash burns an attempt), a fresh random token, and a lease
+ * locked_until = now + lease.
+ *
+ * NO KEY UPDATE rather than UPDATE: application tables may hold foreign
+ * keys to job ids (a KEY SHARE lock), and those must not hide the job from
+ * claims.  SKIP LOCKED: concurrent claimers never wait for each other and
+ * never get the same job.  When a row changed under us (re-claimed,
+ * extended), the lock follows the update chain and the WHERE clause is
+ * re-checked on the newest version, so a job that is no longer ready is
+ * dropped rather than handed out twice.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/claim.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(jobq_claim);
+PG_FUNCTION_INFO_V1(jobq_claim_any);
+
+#define ARG_QUEUES		0
+#define ARG_WORKER		1
+#define ARG_MAX_JOBS	2
+#define ARG_LEASE		3
+
+/* How many queues one claim may name */
+#define CLAIM_QUEUES_MAX	100
+
+static SPIPlanPtr claim_plan = NULL;
+
+/*
+ * do_claim
+ *	  Validate the other arguments, run the claim and return its rows.
+ *	  queues is a text[] of validated names.
+ */
+static Datum
+do_claim(FunctionCallInfo fcinfo, ArrayType *queues)
+{
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	text	   *worker = jobq_worker_arg(fcinfo, ARG_WORKER);
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	int			rc;
+
+	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
+	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_BATCH_MAX);
+	if (!PG_ARGISNULL(ARG_LEASE))
+		jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_LEASE), "lease",
+							JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS);
+
+	values[0] = PointerGetDatum(queues);
+	values[1] = TimestampTzGetDatum(jobq_now());
+	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(ARG_MAX_JOBS));
+	values[3] = PG_ARGISNULL(ARG_LEASE) ? (Datum) 0 : PG_GETARG_DATUM(ARG_LEASE);
+	if (PG_ARGISNULL(ARG_LEASE))
+		nulls[3] = 'n';
+	values[4] = PointerGetDatum(worker);
+	if (worker == NULL)
+		nulls[4] = 'n';
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+	if (claim_plan == NULL)
+	{
+		Oid			types[] = {TEXTARRAYOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID};
+
+		/*
+		 * The LATERAL per queue keeps each index scan ordered and bounded by
+		 * LIMIT even when several queues are named; the outer ORDER BY ...
+		 * LIMIT then picks the best across queues.  Rows a lateral locked
+		 * but the outer LIMIT dropped stay locked (not claimed) until the
+		 * end of this transaction; other claimers just skip them.
+		 */
+		claim_plan = jobq_prepare(
+								  "WITH q AS MATERIALIZED ("
+								  "  SELECT name, lease FROM jobq.queues"
+								  "  WHERE name = ANY ($1) AND NOT paused),"
+								  " c AS ("
+								  "  SELECT j.id, j.priority, j.run_at, COALESCE($4, q.lease) AS lease"
+								  "  FROM q CROSS JOIN LATERAL ("
+								  "    SELECT j.id, j.priority, j.run_at FROM jobq.jobs j"
+								  "    WHERE j.queue = q.name AND j.state = 'ready' AND j.run_at <= $2"
+								  "    ORDER BY j.priority, j.run_at, j.id"
+								  "    LIMIT $3"
+								  "    FOR NO KEY UPDATE SKIP LOCKED) j"
+								  "  ORDER BY j.priority, j.run_at, j.id"
+								  "  LIMIT $3),"
+								  " u AS ("
+								  "  UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1,"
+								  "    token = pg_catalog.gen_random_uuid(), locked_until = $2 + c.lease,"
+								  "    claimed_at = $2, worker = $5"
+								  "  FROM c WHERE j.id = c.id"
+								  "  RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token,"
+								  "    j.locked_until, j.enqueued_at, j.priority, j.run_at)"
+								  " SELECT id, queue, payload, attempt, max_attempts, token, locked_until,"
+								  "   enqueued_at FROM u ORDER BY priority, run_at, id",
+								  5, types);
+	}
+	rc = SPI_execute_plan(claim_plan, values, nulls, false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "claim");
+	jobq_srf_put_spi(store, desc);
+	jobq_spi_finish();
+	return (Datum) 0;
+}
+
+/*
+ * jobq_claim(queues text, worker, max_jobs, lease)
+ *	  -> setof (id, queue, payload, attempt, max_attempts, token,
+ *				locked_until, enqueued_at)
+ *	  Claim up to max_jobs jobs from one queue.  An unknown or paused queue
+ *	  gives an empty result, not an error: workers may start before the
+ *	  queue is created.
+ */
+Datum
+jobq_claim(PG_FUNCTION_ARGS)
+{
+	text	   *queue = jobq_queue_arg(fcinfo, ARG_QUEUES);
+	Datum		elem = PointerGetDatum(queue);
+
+	return do_claim(fcinfo, construct_array(&elem, 1, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * jobq_claim_any(queues text[], worker, max_jobs, lease)
+ *	  The same from several queues at once (SQL name jobq_claim).  The
+ *	  array must hold 1 to 100 valid names.
+ */
+Datum
+jobq_claim_any(PG_FUNCTION_ARGS)
+{
+	ArrayType  *queues;
+	Datum	   *items;
+	bool	   *nulls;
+	int			n;
+
+	if (PG_ARGISNULL(ARG_QUEUES))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("queues must not be null")));
+	queues = PG_GETARG_ARRAYTYPE_P(ARG_QUEUES);
+	if (ARR_NDIM(queues) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("queues must be a one-dimensional array")));
+	deconstruct_array(queues, TEXTOID, -1, false, TYPALIGN_INT, &items, &nulls, &n);
+	if (n < 1 || n > CLAIM_QUEUES_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queues must name 1 to %d queues, not %d", CLAIM_QUEUES_MAX, n)));
+	for (int i = 0; i < n; i++)
+	{
+		text	   *name;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("queue name must not be null")));
+		name = DatumGetTextPP(items[i]);
+		jobq_check_queue_name(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+	}
+	return do_claim(fcinfo, queues);
+}

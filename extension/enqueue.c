@@ -1,0 +1,421 @@
+/*-------------------------------------------------------------------------
+ *
+ * enqueue.c
+ *	  jobq_enqueue and jobq_enqueue_batch: add jobs to a queue.
+ *
+ * An enqueue runs in the caller's transaction: the job becomes visible to
+ * claims when, and only if, that transaction commits.  The insert takes
+ * FOR KEY SHARE on the queue row, so a concurrent jobq_drop_queue either
+ * waits for us or makes us fail with "queue does not exist"; no job is
+ * ever left in a dropped queue.
+ *
+ * Dedupe keys: while a live job (ready or running) with the same key exists
+ * in the queue, enqueue returns that job's id and creates nothing.  The
+ * unique partial index jobs_dedupe_idx makes this race-free; ON CONFLICT
+ * DO NOTHING waits for a concurrent inserter of the same key to finish, so
+ * no unique_violation reaches the caller.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/enqueue.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+PG_FUNCTION_INFO_V1(jobq_enqueue);
+PG_FUNCTION_INFO_V1(jobq_enqueue_batch);
+
+/* Arguments shared by both functions */
+#define ARG_QUEUE			0
+#define ARG_PAYLOAD			1
+#define ARG_RUN_AT			2
+#define ARG_DELAY			3
+#define ARG_PRIORITY		4
+#define ARG_MAX_ATTEMPTS	5
+#define ARG_DEDUPE			6
+
+/* How often a dedupe conflict is retried when the holder vanishes */
+#define DEDUPE_RETRIES		10
+
+static SPIPlanPtr insert_plan = NULL;
+static SPIPlanPtr insert_many_plan = NULL;
+static SPIPlanPtr find_key_plan = NULL;
+
+/* The settings every job of one call shares, validated once */
+typedef struct EnqueueArgs
+{
+	text	   *queue;
+	TimestampTz now;
+	TimestampTz run_at;
+	int16		priority;
+	Datum		max_attempts;	/* int4, or unset */
+	bool		max_attempts_null;
+} EnqueueArgs;
+
+/*
+ * read_common_args
+ *	  Validate queue, run_at/delay, priority and max_attempts.  run_at and
+ *	  delay are exclusive; neither means now.  A run_at in the past is
+ *	  allowed (the job is ready at once); one more than a year ahead, or
+ *	  infinite, is not.
+ */
+static void
+read_common_args(FunctionCallInfo fcinfo, EnqueueArgs *args)
+{
+	args->queue = jobq_queue_arg(fcinfo, ARG_QUEUE);
+	args->now = jobq_now();
+	args->run_at = args->now;
+
+	if (!PG_ARGISNULL(ARG_RUN_AT) && !PG_ARGISNULL(ARG_DELAY))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("run_at and delay cannot both be given")));
+	if (!PG_ARGISNULL(ARG_DELAY))
+	{
+		Interval   *delay = PG_GETARG_INTERVAL_P(ARG_DELAY);
+
+		jobq_check_interval(delay, "delay", 0, JOBQ_DELAY_MAX_USECS);
+		args->run_at = jobq_add_interval(args->now, delay);
+	}
+	if (!PG_ARGISNULL(ARG_RUN_AT))
+	{
+		TimestampTz run_at = PG_GETARG_TIMESTAMPTZ(ARG_RUN_AT);
+
+		if (TIMESTAMP_NOT_FINITE(run_at) ||
+			run_at - args->now > JOBQ_DELAY_MAX_USECS)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("run_at must be finite and at most 365 days ahead")));
+		args->run_at = run_at;
+	}
+
+	jobq_require(fcinfo, ARG_PRIORITY, "priority");
+	jobq_check_int_range(PG_GETARG_INT32(ARG_PRIORITY), "priority",
+						 JOBQ_PRIORITY_MIN, JOBQ_PRIORITY_MAX);
+	args->priority = (int16) PG_GETARG_INT32(ARG_PRIORITY);
+
+	args->max_attempts_null = PG_ARGISNULL(ARG_MAX_ATTEMPTS);
+	args->max_attempts = args->max_attempts_null ? (Datum) 0 : PG_GETARG_DATUM(ARG_MAX_ATTEMPTS);
+	if (!args->max_attempts_null)
+		jobq_check_int_range(DatumGetInt32(args->max_attempts), "max_attempts",
+							 1, JOBQ_MAX_ATTEMPTS_LIMIT);
+}
+
+/*
+ * check_dedupe_key
+ *	  NULL means "no dedupe"; an empty or oversized key is an error.
+ */
+static void
+check_dedupe_key(text *key)
+{
+	int			len = VARSIZE_ANY_EXHDR(key);
+
+	if (len < 1 || len > JOBQ_DEDUPE_KEY_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("dedupe_key must be 1 to %d bytes long, not %d",
+						JOBQ_DEDUPE_KEY_MAX, len)));
+}
+
+/*
+ * queue_missing
+ */
+static void
+queue_missing(text *queue)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("queue \"%s\" does not exist", text_to_cstring(queue)),
+			 errhint("Create it first: SELECT jobq_create_queue('%s');",
+					 text_to_cstring(queue))));
+}
+
+/*
+ * enqueue_one
+ *	  Insert one job; returns its id, or the id of the live job holding its
+ *	  dedupe key (then *created = false).  Runs inside SPI.
+ */
+static int64
+enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
+{
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	int			rc;
+
+	if (insert_plan == NULL)
+	{
+		Oid			types[] = {TEXTOID, JSONBOID, INT2OID, TIMESTAMPTZOID, INT4OID,
+		TIMESTAMPTZOID, TEXTOID};
+
+		insert_plan = jobq_prepare(
+								   "WITH q AS ("
+								   "  SELECT name, max_attempts, notify AND NOT paused AS notify"
+								   "  FROM jobq.queues WHERE name = $1 FOR KEY SHARE),"
+								   " ins AS ("
+								   "  INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts,"
+								   "                         enqueued_at, dedupe_key, payload)"
+								   "  SELECT q.name, $3, $4, COALESCE($5, q.max_attempts), $6, $7, $2 FROM q"
+								   "  ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"
+								   "  RETURNING id)"
+								   " SELECT (SELECT id FROM ins), q.notify FROM q",
+								   7, types);
+	}
+	if (find_key_plan == NULL)
+	{
+		Oid			types[] = {TEXTOID, TEXTOID};
+
+		find_key_plan = jobq_prepare(
+									 "SELECT id FROM jobq.jobs WHERE queue = $1 AND dedupe_key = $2",
+									 2, types);
+	}
+
+	values[0] = PointerGetDatum(args->queue);
+	values[1] = JsonbPGetDatum(payload);
+	values[2] = Int16GetDatum(args->priority);
+	values[3] = TimestampTzGetDatum(args->run_at);
+	values[4] = args->max_attempts;
+	if (args->max_attempts_null)
+		nulls[4] = 'n';
+	values[5] = TimestampTzGetDatum(args->now);
+	values[6] = PointerGetDatum(dedupe_key);
+	if (dedupe_key == NULL)
+		nulls[6] = 'n';
+
+	for (int tries = 0; tries < DEDUPE_RETRIES; tries++)
+	{
+		bool		isnull;
+		int64		id;
+
+		rc = SPI_execute_plan(insert_plan, values, nulls, false, 0);
+		jobq_spi_check(rc, SPI_OK_SELECT, "enqueue");
+		if (SPI_processed == 0)
+			queue_missing(args->queue);
+
+		id = jobq_spi_getint64(0, 1, &isnull);
+		if (!isnull)
+		{
+			if (jobq_spi_getbool(0, 2, &isnull) && args->run_at <= args->now)
+				jobq_notify_queue(args->queue);
+			*created = true;
+			return id;
+		}
+
+		/*
+		 * The key is held by a live job.  Read its id with a new snapshot;
+		 * if it finished in between, the key is free again: try again.
+		 */
+		{
+			Datum		kv[2] = {values[0], values[6]};
+
+			rc = SPI_execute_plan(find_key_plan, kv, NULL, false, 1);
+		}
+		jobq_spi_check(rc, SPI_OK_SELECT, "find dedupe key");
+		if (SPI_processed == 1)
+		{
+			*created = false;
+			return jobq_spi_getint64(0, 1, &isnull);
+		}
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not enqueue: the job holding dedupe_key kept changing"),
+			 errhint("Retry the transaction.")));
+	return 0;					/* keep compiler quiet */
+}
+
+/*
+ * jobq_enqueue(queue, payload, run_at, delay, priority, max_attempts,
+ *				dedupe_key) -> bigint
+ *	  Enqueue one job and return its id (or the id of the live job with the
+ *	  same dedupe key).  Every argument is checked before anything is
+ *	  written.
+ */
+Datum
+jobq_enqueue(PG_FUNCTION_ARGS)
+{
+	EnqueueArgs args;
+	Jsonb	   *payload;
+	text	   *dedupe_key = NULL;
+	bool		created;
+	int64		id;
+
+	read_common_args(fcinfo, &args);
+	if (PG_ARGISNULL(ARG_PAYLOAD))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("payload must not be null"),
+				 errhint("Use '{}' or 'null'::jsonb for a job without data.")));
+	payload = PG_GETARG_JSONB_P(ARG_PAYLOAD);
+	jobq_check_payload(payload, "payload");
+	if (!PG_ARGISNULL(ARG_DEDUPE))
+	{
+		dedupe_key = PG_GETARG_TEXT_PP(ARG_DEDUPE);
+		check_dedupe_key(dedupe_key);
+	}
+
+	jobq_spi_connect();
+	id = enqueue_one(&args, payload, dedupe_key, &created);
+	jobq_spi_finish();
+	PG_RETURN_INT64(id);
+}
+
+/*
+ * jobq_enqueue_batch(queue, payloads jsonb[], run_at, delay, priority,
+ *					  max_attempts, dedupe_keys text[])
+ *	  -> setof (id bigint, created boolean), in the order of payloads
+ *
+ *	  Without dedupe keys all jobs go in with one INSERT ... SELECT over
+ *	  unnest(): one statement, one index descent per index per row, one
+ *	  NOTIFY.  With dedupe keys each job takes the single-job path, since
+ *	  each may resolve to an existing job.
+ */
+Datum
+jobq_enqueue_batch(PG_FUNCTION_ARGS)
+{
+	EnqueueArgs args;
+	ArrayType  *payloads;
+	Datum	   *items;
+	bool	   *item_nulls;
+	int			nitems;
+	Datum	   *keys = NULL;
+	bool	   *key_nulls = NULL;
+	int			nkeys = 0;
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	Datum		out[2];
+	bool		out_nulls[2] = {false, false};
+	int			rc;
+
+	read_common_args(fcinfo, &args);
+	jobq_require(fcinfo, ARG_PAYLOAD, "payloads");
+	payloads = PG_GETARG_ARRAYTYPE_P(ARG_PAYLOAD);
+	if (ARR_NDIM(payloads) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("payloads must be a one-dimensional array")));
+	deconstruct_array(payloads, JSONBOID, -1, false, TYPALIGN_INT,
+					  &items, &item_nulls, &nitems);
+	if (nitems < 1 || nitems > JOBQ_ENQUEUE_BATCH_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("payloads must hold 1 to %d jobs, not %d",
+						JOBQ_ENQUEUE_BATCH_MAX, nitems)));
+	for (int i = 0; i < nitems; i++)
+	{
+		if (item_nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("payloads[%d] must not be null", i + 1)));
+		jobq_check_payload(DatumGetJsonbP(items[i]), "payload");
+	}
+
+	if (!PG_ARGISNULL(ARG_DEDUPE))
+	{
+		ArrayType  *karr = PG_GETARG_ARRAYTYPE_P(ARG_DEDUPE);
+
+		if (ARR_NDIM(karr) > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("dedupe_keys must be a one-dimensional array")));
+		deconstruct_array(karr, TEXTOID, -1, false, TYPALIGN_INT,
+						  &keys, &key_nulls, &nkeys);
+		if (nkeys != nitems)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("dedupe_keys has %d elements, payloads has %d", nkeys, nitems)));
+		for (int i = 0; i < nkeys; i++)
+			if (!key_nulls[i])
+				check_dedupe_key(DatumGetTextPP(keys[i]));
+	}
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+
+	if (keys != NULL)
+	{
+		for (int i = 0; i < nitems; i++)
+		{
+			bool		created;
+			int64		id = enqueue_one(&args, DatumGetJsonbP(items[i]),
+										 key_nulls[i] ? NULL : DatumGetTextPP(keys[i]),
+										 &created);
+
+			out[0] = Int64GetDatum(id);
+			out[1] = BoolGetDatum(created);
+			tuplestore_putvalues(store, desc, out, out_nulls);
+		}
+	}
+	else
+	{
+		Datum		values[6];
+		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+		bool		isnull;
+		ArrayType  *ids;
+		Datum	   *id_items;
+		bool	   *id_nulls;
+		int			nids;
+
+		if (insert_many_plan == NULL)
+		{
+			Oid			types[] = {TEXTOID, JSONBARRAYOID, INT2OID, TIMESTAMPTZOID, INT4OID,
+			TIMESTAMPTZOID};
+
+			/*
+			 * Rows are inserted in input order, so the identity values, and
+			 * hence the ids sorted, follow the input order.
+			 */
+			insert_many_plan = jobq_prepare(
+											"WITH q AS ("
+											"  SELECT name, max_attempts, notify AND NOT paused AS notify"
+											"  FROM jobq.queues WHERE name = $1 FOR KEY SHARE),"
+											" ins AS ("
+											"  INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts,"
+											"                         enqueued_at, payload)"
+											"  SELECT q.name, $3, $4, COALESCE($5, q.max_attempts), $6, p.payload"
+											"  FROM q, unnest($2) WITH ORDINALITY AS p(payload, ord)"
+											"  ORDER BY p.ord"
+											"  RETURNING id)"
+											" SELECT (SELECT pg_catalog.array_agg(id ORDER BY id) FROM ins), q.notify FROM q",
+											6, types);
+		}
+		values[0] = PointerGetDatum(args.queue);
+		values[1] = PointerGetDatum(payloads);
+		values[2] = Int16GetDatum(args.priority);
+		values[3] = TimestampTzGetDatum(args.run_at);
+		values[4] = args.max_attempts;
+		if (args.max_attempts_null)
+			nulls[4] = 'n';
+		values[5] = TimestampTzGetDatum(args.now);
+
+		rc = SPI_execute_plan(insert_many_plan, values, nulls, false, 0);
+		jobq_spi_check(rc, SPI_OK_SELECT, "enqueue batch");
+		if (SPI_processed == 0)
+			queue_missing(args.queue);
+		if (jobq_spi_getbool(0, 2, &isnull) && args.run_at <= args.now)
+			jobq_notify_queue(args.queue);
+
+		ids = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
+											   SPI_tuptable->tupdesc, 1, &isnull));
+		Assert(!isnull);
+		deconstruct_array(ids, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+						  &id_items, &id_nulls, &nids);
+		if (nids != nitems)
+			elog(ERROR, "jobq: batch inserted %d jobs, expected %d", nids, nitems);
+		for (int i = 0; i < nids; i++)
+		{
+			out[0] = id_items[i];
+			out[1] = BoolGetDatum(true);
+			tuplestore_putvalues(store, desc, out, out_nulls);
+		}
+	}
+
+	jobq_spi_finish();
+	return (Datum) 0;
+}

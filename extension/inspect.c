@@ -1,0 +1,201 @@
+/*-------------------------------------------------------------------------
+ *
+ * inspect.c
+ *	  Read-only views for operators: jobq_stats, jobq_job, jobq_list.
+ *
+ * States as operators see them: ready (run_at has come), delayed (ready
+ * with run_at in the future), running, expired (running, lease past, not
+ * yet swept), and the finished states completed, dead and cancelled.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/inspect.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(jobq_stats);
+PG_FUNCTION_INFO_V1(jobq_job);
+PG_FUNCTION_INFO_V1(jobq_list);
+
+static SPIPlanPtr stats_plan = NULL;
+static SPIPlanPtr job_plan = NULL;
+static SPIPlanPtr list_plan = NULL;
+
+/*
+ * jobq_stats(queue) -> setof (queue, paused, ready, delayed, running,
+ *		expired, dead, completed, cancelled, oldest_ready_age, stale_acks)
+ *	  One row per queue (or for the named one; none if it does not exist).
+ *	  Counts are exact, so cost grows with the number of jobs: fine for a
+ *	  dashboard refresh, not for a hot loop.
+ */
+Datum
+jobq_stats(PG_FUNCTION_ARGS)
+{
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	int			rc;
+
+	values[0] = TimestampTzGetDatum(jobq_now());
+	values[1] = (Datum) 0;
+	nulls[1] = 'n';
+	if (!PG_ARGISNULL(0))
+	{
+		values[1] = PointerGetDatum(jobq_queue_arg(fcinfo, 0));
+		nulls[1] = ' ';
+	}
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+	if (stats_plan == NULL)
+	{
+		Oid			types[] = {TIMESTAMPTZOID, TEXTOID};
+
+		stats_plan = jobq_prepare(
+								  "SELECT q.name, q.paused,"
+								  "  COALESCE(l.ready, 0), COALESCE(l.delayed, 0), COALESCE(l.running, 0),"
+								  "  COALESCE(l.expired, 0), COALESCE(h.dead, 0), COALESCE(h.completed, 0),"
+								  "  COALESCE(h.cancelled, 0), $1 - l.oldest,"
+								  "  COALESCE((SELECT sum(s.count) FROM jobq.stale_acks s"
+								  "            WHERE s.queue = q.name), 0)::bigint"
+								  " FROM jobq.queues q"
+								  " LEFT JOIN LATERAL ("
+								  "   SELECT count(*) FILTER (WHERE state = 'ready' AND run_at <= $1) AS ready,"
+								  "     count(*) FILTER (WHERE state = 'ready' AND run_at > $1) AS delayed,"
+								  "     count(*) FILTER (WHERE state = 'running') AS running,"
+								  "     count(*) FILTER (WHERE state = 'running' AND locked_until < $1) AS expired,"
+								  "     min(run_at) FILTER (WHERE state = 'ready' AND run_at <= $1) AS oldest"
+								  "   FROM jobq.jobs j WHERE j.queue = q.name) l ON true"
+								  " LEFT JOIN LATERAL ("
+								  "   SELECT count(*) FILTER (WHERE state = 'dead') AS dead,"
+								  "     count(*) FILTER (WHERE state = 'completed') AS completed,"
+								  "     count(*) FILTER (WHERE state = 'cancelled') AS cancelled"
+								  "   FROM jobq.history h WHERE h.queue = q.name) h ON true"
+								  " WHERE $2::text IS NULL OR q.name = $2"
+								  " ORDER BY q.name",
+								  2, types);
+	}
+	rc = SPI_execute_plan(stats_plan, values, nulls, true, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "stats");
+	jobq_srf_put_spi(store, desc);
+	jobq_spi_finish();
+	return (Datum) 0;
+}
+
+/*
+ * jobq_job(id) -> setof (everything about one job)
+ *	  The job wherever it is, live or in history; no row when unknown.  The
+ *	  claim token is not shown: whoever reads it could complete the job.
+ */
+Datum
+jobq_job(PG_FUNCTION_ARGS)
+{
+	Datum		id;
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	int			rc;
+
+	jobq_require(fcinfo, 0, "id");
+	id = PG_GETARG_DATUM(0);
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+	if (job_plan == NULL)
+	{
+		Oid			types[] = {INT8OID};
+
+		job_plan = jobq_prepare(
+								"SELECT id, queue, state::text, payload, priority::integer, run_at, attempt,"
+								"  max_attempts, locked_until, worker, enqueued_at, claimed_at,"
+								"  NULL::timestamptz, dedupe_key, errors, NULL::jsonb"
+								" FROM jobq.jobs WHERE id = $1"
+								" UNION ALL"
+								" SELECT id, queue, state::text, payload, priority::integer, run_at, attempt,"
+								"  max_attempts, NULL::timestamptz, worker, enqueued_at, claimed_at,"
+								"  finished_at, dedupe_key, errors, result"
+								" FROM jobq.history WHERE id = $1",
+								1, types);
+	}
+	rc = SPI_execute_plan(job_plan, &id, NULL, true, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "job");
+	jobq_srf_put_spi(store, desc);
+	jobq_spi_finish();
+	return (Datum) 0;
+}
+
+/*
+ * jobq_list(queue, state, max_rows) -> setof (id, state, priority, run_at,
+ *		attempt, max_attempts, enqueued_at, finished_at, last_error)
+ *	  Jobs of a queue in id order, optionally of one state (ready, delayed,
+ *	  running, completed, dead, cancelled), at most max_rows (1..10000).
+ */
+Datum
+jobq_list(PG_FUNCTION_ARGS)
+{
+	static const char *const states[] = {
+		"ready", "delayed", "running", "completed", "dead", "cancelled"
+	};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	int			rc;
+
+	values[0] = PointerGetDatum(jobq_queue_arg(fcinfo, 0));
+	values[1] = (Datum) 0;
+	nulls[1] = 'n';
+	if (!PG_ARGISNULL(1))
+	{
+		char	   *state = text_to_cstring(PG_GETARG_TEXT_PP(1));
+		bool		known = false;
+
+		for (int i = 0; i < lengthof(states); i++)
+			known |= strcmp(state, states[i]) == 0;
+		if (!known)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown job state \"%s\"", state),
+					 errhint("States are ready, delayed, running, completed, dead and cancelled.")));
+		values[1] = PG_GETARG_DATUM(1);
+		nulls[1] = ' ';
+	}
+	jobq_require(fcinfo, 2, "max_rows");
+	jobq_check_int_range(PG_GETARG_INT32(2), "max_rows", 1, JOBQ_LIST_MAX);
+	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(2));
+	values[3] = TimestampTzGetDatum(jobq_now());
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+	if (list_plan == NULL)
+	{
+		Oid			types[] = {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID};
+
+		list_plan = jobq_prepare(
+								 "SELECT * FROM ("
+								 "  SELECT id,"
+								 "    CASE WHEN state = 'ready' AND run_at > $4 THEN 'delayed'"
+								 "         ELSE state::text END AS st,"
+								 "    priority::integer, run_at, attempt, max_attempts, enqueued_at,"
+								 "    NULL::timestamptz, errors -> -1 ->> 'error'"
+								 "  FROM jobq.jobs WHERE queue = $1"
+								 "  UNION ALL"
+								 "  SELECT id, state::text, priority::integer, run_at, attempt, max_attempts,"
+								 "    enqueued_at, finished_at, errors -> -1 ->> 'error'"
+								 "  FROM jobq.history WHERE queue = $1) x"
+								 " WHERE $2::text IS NULL OR x.st = $2"
+								 " ORDER BY id LIMIT $3",
+								 4, types);
+	}
+	rc = SPI_execute_plan(list_plan, values, nulls, true, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "list");
+	jobq_srf_put_spi(store, desc);
+	jobq_spi_finish();
+	return (Datum) 0;
+}

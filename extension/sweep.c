@@ -1,0 +1,146 @@
+/*-------------------------------------------------------------------------
+ *
+ * sweep.c
+ *	  jobq_sweep: the reclaim step.  Jobs whose lease expired go back to
+ *	  ready (after backoff, like a failure) or, with no attempts left, to
+ *	  dead; history past its queue's retention is purged.
+ *
+ * A worker that crashed, hung or lost its connection never completes its
+ * job; its lease runs out and the next sweep returns the job.  Because the
+ * attempt was counted at claim, a job that kills its worker every time
+ * (a poison job) ends dead after max_attempts instead of looping forever.
+ *
+ * Safe to call from any worker, any number of times, concurrently: every
+ * row is taken with SKIP LOCKED, so a sweep never waits for a worker that
+ * holds a job (for example while completing it) nor for another sweep, and
+ * cannot deadlock with them.  A job being completed at its lease boundary
+ * is either completed or swept, never both: whichever locks the row first
+ * wins, and the other re-checks the row and finds nothing to do.  Each
+ * step touches at most max_rows rows, so a sweep stays a short transaction.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/sweep.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "catalog/pg_type.h"
+
+PG_FUNCTION_INFO_V1(jobq_sweep);
+
+static SPIPlanPtr expire_plan = NULL;
+static SPIPlanPtr purge_plan = NULL;
+
+/*
+ * jobq_sweep(queue text, max_rows int) -> (requeued, dead, purged)
+ *	  queue NULL sweeps every queue.
+ */
+Datum
+jobq_sweep(PG_FUNCTION_ARGS)
+{
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	Datum		out[3];
+	bool		out_nulls[3] = {false, false, false};
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	bool		isnull;
+	int			rc;
+
+	values[1] = (Datum) 0;
+	nulls[1] = 'n';
+	if (!PG_ARGISNULL(0))
+	{
+		values[1] = PointerGetDatum(jobq_queue_arg(fcinfo, 0));
+		nulls[1] = ' ';
+	}
+	jobq_require(fcinfo, 1, "max_rows");
+	jobq_check_int_range(PG_GETARG_INT32(1), "max_rows", 1, JOBQ_SWEEP_BATCH_MAX);
+	values[0] = TimestampTzGetDatum(jobq_now());
+	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(1));
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+
+	if (expire_plan == NULL)
+	{
+		Oid			types[] = {TIMESTAMPTZOID, TEXTOID, INT8OID};
+
+		/*
+		 * x is referenced twice and locks rows, so it is materialized once:
+		 * r and d act on disjoint subsets of the same locked rows.
+		 */
+		expire_plan = jobq_prepare(
+								   "WITH x AS ("
+								   "  SELECT j.id FROM jobq.jobs j"
+								   "  WHERE j.state = 'running' AND j.locked_until < $1"
+								   "    AND ($2::text IS NULL OR j.queue = $2)"
+								   "  ORDER BY j.locked_until"
+								   "  LIMIT $3"
+								   "  FOR NO KEY UPDATE SKIP LOCKED),"
+								   " r AS ("
+								   "  UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
+								   "    run_at = $1 + " JOBQ_BACKOFF_SQL("j.attempt", "q.backoff_base", "q.backoff_cap") ","
+								   "    errors = " JOBQ_ERRORS_APPEND_SQL("j.errors", "j.attempt", "$1", "'lease expired'", "false")
+								   "  FROM x, jobq.queues q"
+								   "  WHERE j.id = x.id AND q.name = j.queue AND j.attempt < j.max_attempts"
+								   "  RETURNING j.id),"
+								   " d AS ("
+								   "  DELETE FROM jobq.jobs j USING x"
+								   "  WHERE j.id = x.id AND j.attempt >= j.max_attempts"
+								   "  RETURNING j.*),"
+								   " h AS ("
+								   "  INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS
+								   "  SELECT d.id, d.queue, 'dead', d.priority, d.run_at, d.attempt, d.max_attempts,"
+								   "    NULL, d.worker, d.enqueued_at, d.claimed_at, $1, d.dedupe_key,"
+								   "    " JOBQ_ERRORS_APPEND_SQL("d.errors", "d.attempt", "$1", "'lease expired'", "false") ","
+								   "    NULL, d.payload"
+								   "  FROM d)"
+								   " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d)",
+								   3, types);
+	}
+	rc = SPI_execute_plan(expire_plan, values, nulls, false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "sweep expired leases");
+	out[0] = Int64GetDatum(jobq_spi_getint64(0, 1, &isnull));
+	out[1] = Int64GetDatum(jobq_spi_getint64(0, 2, &isnull));
+
+	if (purge_plan == NULL)
+	{
+		Oid			types[] = {TIMESTAMPTZOID, TEXTOID, INT8OID};
+
+		/*
+		 * One bounded, index-ordered probe per queue and retention class
+		 * (history_queue_state_idx), so a queue with long retention does not
+		 * make every sweep rescan its rows.
+		 */
+		purge_plan = jobq_prepare(
+								  "WITH p AS ("
+								  "  SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL ("
+								  "    SELECT h.id FROM jobq.history h"
+								  "    WHERE h.queue = q.name AND h.state IN ('completed', 'cancelled')"
+								  "      AND h.finished_at < $1 - q.completed_retention"
+								  "    LIMIT $3 FOR UPDATE SKIP LOCKED) h"
+								  "  WHERE $2::text IS NULL OR q.name = $2"
+								  "  UNION ALL"
+								  "  SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL ("
+								  "    SELECT h.id FROM jobq.history h"
+								  "    WHERE h.queue = q.name AND h.state = 'dead'"
+								  "      AND h.finished_at < $1 - q.dead_retention"
+								  "    LIMIT $3 FOR UPDATE SKIP LOCKED) h"
+								  "  WHERE $2::text IS NULL OR q.name = $2"
+								  "  LIMIT $3),"
+								  " del AS (DELETE FROM jobq.history h USING p WHERE h.id = p.id RETURNING 1)"
+								  " SELECT count(*) FROM del",
+								  3, types);
+	}
+	rc = SPI_execute_plan(purge_plan, values, nulls, false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "purge history");
+	out[2] = Int64GetDatum(jobq_spi_getint64(0, 1, &isnull));
+
+	tuplestore_putvalues(store, desc, out, out_nulls);
+	jobq_spi_finish();
+	return (Datum) 0;
+}
