@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# test/install-deps.sh: install what building and testing jobq needs on
+# Debian 12 with PostgreSQL 15 (run as root; a no-op when all is there).
+set -euo pipefail
+pkgs=(postgresql-15 postgresql-server-dev-15 libpq-dev postgresql-client-15
+      build-essential libipc-run-perl valgrind)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# pg_config from the PostgreSQL 15 packages, whatever else is installed
+command -v pg_config >/dev/null || { echo "pg_config not found" >&2; exit 1; }
+echo "dependencies present: ${pkgs[*]}"
