@@ -17,7 +17,9 @@ OBJS = \
 	extension/ack.o \
 	extension/sweep.o \
 	extension/admin.o \
-	extension/inspect.o
+	extension/inspect.o \
+	extension/wait.o \
+	extension/sweeper.o
 
 DATA = $(wildcard extension/jobq--*.sql)
 PGFILEDESC = "jobq - job queue with leases and fencing tokens"

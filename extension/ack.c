@@ -533,7 +533,7 @@ jobq_release(PG_FUNCTION_ARGS)
 									" FROM jobq.queues q"
 									" WHERE j.id = $1 AND j.token = $2 AND j.state = 'running'"
 									"   AND q.name = j.queue"
-									" RETURNING j.queue, q.notify AND NOT q.paused",
+									" RETURNING j.queue, q.notify AND NOT q.paused, NOT q.paused",
 									2, types);
 	}
 	rc = SPI_execute_plan(release_plan, values, NULL, false, 0);
@@ -543,9 +543,13 @@ jobq_release(PG_FUNCTION_ARGS)
 	{
 		bool		isnull;
 
+		text	   *queue = DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[0],
+															 SPI_tuptable->tupdesc, 1, &isnull));
+
 		if (jobq_spi_getbool(0, 2, &isnull))
-			jobq_notify_queue(DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[0],
-														   SPI_tuptable->tupdesc, 1, &isnull)));
+			jobq_notify_queue(queue);
+		if (jobq_spi_getbool(0, 3, &isnull))
+			jobq_note_ready(queue, 1);
 	}
 	else
 		jobq_count_stale(values[0]);

@@ -50,7 +50,7 @@ static SPIPlanPtr purge_plan = NULL;
 	"  ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING" \
 	"  RETURNING id, queue)," \
 	" del AS (DELETE FROM jobq.history h USING ins WHERE h.id = ins.id RETURNING h.id)" \
-	" SELECT ins.queue, q.notify AND NOT q.paused" \
+	" SELECT ins.queue, q.notify AND NOT q.paused, NOT q.paused" \
 	" FROM ins JOIN jobq.queues q ON q.name = ins.queue"
 
 /*
@@ -70,9 +70,13 @@ run_redrive(SPIPlanPtr plan, Datum *values)
 	{
 		bool		isnull;
 
+		text	   *queue = DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[i],
+															 SPI_tuptable->tupdesc, 1, &isnull));
+
 		if (jobq_spi_getbool(i, 2, &isnull))
-			jobq_notify_queue(DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc, 1, &isnull)));
+			jobq_notify_queue(queue);
+		if (jobq_spi_getbool(i, 3, &isnull))
+			jobq_note_ready(queue, 1);
 	}
 	return (int64) moved;
 }

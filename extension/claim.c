@@ -30,6 +30,7 @@
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
+#include "access/xact.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(jobq_claim);
@@ -39,45 +40,24 @@ PG_FUNCTION_INFO_V1(jobq_claim_any);
 #define ARG_WORKER		1
 #define ARG_MAX_JOBS	2
 #define ARG_LEASE		3
+#define ARG_WAIT		4
 
 /* How many queues one claim may name */
 #define CLAIM_QUEUES_MAX	100
 
 static SPIPlanPtr claim_plan = NULL;
+static SPIPlanPtr next_due_plan = NULL;
 
 /*
- * do_claim
- *	  Validate the other arguments, run the claim and return its rows.
- *	  queues is a text[] of validated names.
+ * run_claim
+ *	  Execute the claim statement once, at the current time.  Returns the
+ *	  number of jobs claimed; the rows are in SPI_tuptable.
  */
-static Datum
-do_claim(FunctionCallInfo fcinfo, ArrayType *queues)
+static uint64
+run_claim(Datum *values, char *nulls)
 {
-	Datum		values[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-	text	   *worker = jobq_worker_arg(fcinfo, ARG_WORKER);
-	TupleDesc	desc;
-	Tuplestorestate *store;
 	int			rc;
 
-	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
-	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_BATCH_MAX);
-	if (!PG_ARGISNULL(ARG_LEASE))
-		jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_LEASE), "lease",
-							JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS);
-
-	values[0] = PointerGetDatum(queues);
-	values[1] = TimestampTzGetDatum(jobq_now());
-	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(ARG_MAX_JOBS));
-	values[3] = PG_ARGISNULL(ARG_LEASE) ? (Datum) 0 : PG_GETARG_DATUM(ARG_LEASE);
-	if (PG_ARGISNULL(ARG_LEASE))
-		nulls[3] = 'n';
-	values[4] = PointerGetDatum(worker);
-	if (worker == NULL)
-		nulls[4] = 'n';
-
-	store = jobq_srf_begin(fcinfo, &desc);
-	jobq_spi_connect();
 	if (claim_plan == NULL)
 	{
 		Oid			types[] = {TEXTARRAYOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID};
@@ -114,8 +94,128 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues)
 								  "   enqueued_at FROM u ORDER BY priority, run_at, id",
 								  5, types);
 	}
+	values[1] = TimestampTzGetDatum(jobq_now());
 	rc = SPI_execute_plan(claim_plan, values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "claim");
+	return SPI_processed;
+}
+
+/*
+ * next_due_ms
+ *	  Milliseconds until the earliest delayed job of the queues comes due,
+ *	  or -1 when there is none.
+ */
+static long
+next_due_ms(Datum queues)
+{
+	Datum		values[2];
+	TimestampTz now = jobq_now();
+	bool		isnull;
+	Datum		due;
+	int			rc;
+
+	if (next_due_plan == NULL)
+	{
+		Oid			types[] = {TEXTARRAYOID, TIMESTAMPTZOID};
+
+		next_due_plan = jobq_prepare(
+									 "SELECT min(run_at) FROM jobq.jobs"
+									 " WHERE queue = ANY ($1) AND state = 'ready' AND run_at > $2",
+									 2, types);
+	}
+	values[0] = queues;
+	values[1] = TimestampTzGetDatum(now);
+	rc = SPI_execute_plan(next_due_plan, values, NULL, false, 1);
+	jobq_spi_check(rc, SPI_OK_SELECT, "next due job");
+	due = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	if (isnull)
+		return -1;
+	return (long) ((DatumGetTimestampTz(due) - now) / 1000) + 1;
+}
+
+/*
+ * do_claim
+ *	  Validate the other arguments, run the claim and return its rows.
+ *	  queues is a text[] of validated names, also given as items[0..n-1].
+ *
+ *	  With wait > 0 and nothing to claim, sleep and claim again until a job
+ *	  is claimed or the wait is over (see wait.c for how sleepers are
+ *	  woken).  The sleep holds this call's snapshot, and so the vacuum
+ *	  horizon, for at most the wait.
+ */
+static Datum
+do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
+{
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	text	   *worker = jobq_worker_arg(fcinfo, ARG_WORKER);
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	int64		wait_usecs = 0;
+	TimestampTz deadline = 0;
+	volatile bool registered = false;
+
+	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
+	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_BATCH_MAX);
+	if (!PG_ARGISNULL(ARG_LEASE))
+		jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_LEASE), "lease",
+							JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS);
+	if (!PG_ARGISNULL(ARG_WAIT))
+	{
+		jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_WAIT), "wait", 0, JOBQ_WAIT_MAX_USECS);
+		wait_usecs = jobq_interval_usecs(PG_GETARG_INTERVAL_P(ARG_WAIT));
+		if (wait_usecs > 0 && IsolationUsesXactSnapshot())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a waiting claim needs the READ COMMITTED isolation level"),
+					 errhint("Under REPEATABLE READ or SERIALIZABLE the snapshot never sees new jobs; claim without wait.")));
+		deadline = jobq_now() + wait_usecs;
+	}
+
+	values[0] = PointerGetDatum(queues);
+	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(ARG_MAX_JOBS));
+	values[3] = PG_ARGISNULL(ARG_LEASE) ? (Datum) 0 : PG_GETARG_DATUM(ARG_LEASE);
+	if (PG_ARGISNULL(ARG_LEASE))
+		nulls[3] = 'n';
+	values[4] = PointerGetDatum(worker);
+	if (worker == NULL)
+		nulls[4] = 'n';
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+
+	/* NB: register before the first attempt, so no wakeup can be lost */
+	if (wait_usecs > 0)
+		registered = jobq_wait_register(items, n);
+	PG_TRY();
+	{
+		while (run_claim(values, nulls) == 0 && wait_usecs > 0)
+		{
+			long		sleep_ms;
+			long		due_ms;
+			int64		left = deadline - jobq_now();
+
+			if (left <= 0)
+				break;
+			SPI_freetuptable(SPI_tuptable);
+			sleep_ms = registered ? jobq_claim_recheck_ms : JOBQ_WAIT_POLL_MS;
+			due_ms = next_due_ms(values[0]);
+			if (due_ms >= 0 && due_ms < sleep_ms)
+				sleep_ms = due_ms;
+			if (left / 1000 + 1 < sleep_ms)
+				sleep_ms = left / 1000 + 1;
+			jobq_wait_sleep(sleep_ms);
+			jobq_wait_rearm();
+		}
+	}
+	PG_FINALLY();
+	{
+		if (registered)
+			jobq_wait_unregister();
+	}
+	PG_END_TRY();
+
 	jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();
 	return (Datum) 0;
@@ -135,7 +235,8 @@ jobq_claim(PG_FUNCTION_ARGS)
 	text	   *queue = jobq_queue_arg(fcinfo, ARG_QUEUES);
 	Datum		elem = PointerGetDatum(queue);
 
-	return do_claim(fcinfo, construct_array(&elem, 1, TEXTOID, -1, false, TYPALIGN_INT));
+	return do_claim(fcinfo, construct_array(&elem, 1, TEXTOID, -1, false, TYPALIGN_INT),
+					&elem, 1);
 }
 
 /*
@@ -176,5 +277,5 @@ jobq_claim_any(PG_FUNCTION_ARGS)
 		name = DatumGetTextPP(items[i]);
 		jobq_check_queue_name(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
 	}
-	return do_claim(fcinfo, queues);
+	return do_claim(fcinfo, queues, items, n);
 }

@@ -156,7 +156,7 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 
 		insert_plan = jobq_prepare(
 								   "WITH q AS ("
-								   "  SELECT name, max_attempts, notify AND NOT paused AS notify"
+								   "  SELECT name, max_attempts, notify AND NOT paused AS notify, NOT paused AS active"
 								   "  FROM jobq.queues WHERE name = $1 FOR KEY SHARE),"
 								   " ins AS ("
 								   "  INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts,"
@@ -164,7 +164,7 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 								   "  SELECT q.name, $3, $4, COALESCE($5, q.max_attempts), $6, $7, $2 FROM q"
 								   "  ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"
 								   "  RETURNING id)"
-								   " SELECT (SELECT id FROM ins), q.notify FROM q",
+								   " SELECT (SELECT id FROM ins), q.notify, q.active FROM q",
 								   7, types);
 	}
 	if (find_key_plan == NULL)
@@ -201,8 +201,13 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 		id = jobq_spi_getint64(0, 1, &isnull);
 		if (!isnull)
 		{
-			if (jobq_spi_getbool(0, 2, &isnull) && args->run_at <= args->now)
-				jobq_notify_queue(args->queue);
+			if (args->run_at <= args->now)
+			{
+				if (jobq_spi_getbool(0, 2, &isnull))
+					jobq_notify_queue(args->queue);
+				if (jobq_spi_getbool(0, 3, &isnull))
+					jobq_note_ready(args->queue, 1);
+			}
 			*created = true;
 			return id;
 		}
@@ -373,7 +378,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 			 */
 			insert_many_plan = jobq_prepare(
 											"WITH q AS ("
-											"  SELECT name, max_attempts, notify AND NOT paused AS notify"
+											"  SELECT name, max_attempts, notify AND NOT paused AS notify, NOT paused AS active"
 											"  FROM jobq.queues WHERE name = $1 FOR KEY SHARE),"
 											" ins AS ("
 											"  INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts,"
@@ -382,7 +387,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 											"  FROM q, unnest($2) WITH ORDINALITY AS p(payload, ord)"
 											"  ORDER BY p.ord"
 											"  RETURNING id)"
-											" SELECT (SELECT pg_catalog.array_agg(id ORDER BY id) FROM ins), q.notify FROM q",
+											" SELECT (SELECT pg_catalog.array_agg(id ORDER BY id) FROM ins), q.notify, q.active FROM q",
 											6, types);
 		}
 		values[0] = PointerGetDatum(args.queue);
@@ -398,8 +403,13 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 		jobq_spi_check(rc, SPI_OK_SELECT, "enqueue batch");
 		if (SPI_processed == 0)
 			queue_missing(args.queue);
-		if (jobq_spi_getbool(0, 2, &isnull) && args.run_at <= args.now)
-			jobq_notify_queue(args.queue);
+		if (args.run_at <= args.now)
+		{
+			if (jobq_spi_getbool(0, 2, &isnull))
+				jobq_notify_queue(args.queue);
+			if (jobq_spi_getbool(0, 3, &isnull))
+				jobq_note_ready(args.queue, nitems);
+		}
 
 		ids = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
 											   SPI_tuptable->tupdesc, 1, &isnull));

@@ -22,6 +22,7 @@
 PG_FUNCTION_INFO_V1(jobq_stats);
 PG_FUNCTION_INFO_V1(jobq_job);
 PG_FUNCTION_INFO_V1(jobq_list);
+PG_FUNCTION_INFO_V1(jobq_wait_stats);
 
 static SPIPlanPtr stats_plan = NULL;
 static SPIPlanPtr job_plan = NULL;
@@ -197,5 +198,30 @@ jobq_list(PG_FUNCTION_ARGS)
 	jobq_spi_check(rc, SPI_OK_SELECT, "list");
 	jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();
+	return (Datum) 0;
+}
+
+/*
+ * jobq_wait_stats() -> (preloaded, waiting, wakeups)
+ *	  Whether waiting claims sleep on latches (jobq preloaded), how many
+ *	  claims wait now, and how many wakeups commits have sent since the
+ *	  server started: wakeups per job enqueued shows whether waiters are
+ *	  woken one per job or in herds.
+ */
+Datum
+jobq_wait_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Tuplestorestate *store = jobq_srf_begin(fcinfo, &desc);
+	Datum		out[3];
+	bool		nulls[3] = {false, false, false};
+	int64		waiting,
+				wakeups;
+
+	jobq_wait_counters(&waiting, &wakeups);
+	out[0] = BoolGetDatum(jobq_wait_available());
+	out[1] = Int64GetDatum(waiting);
+	out[2] = Int64GetDatum(wakeups);
+	tuplestore_putvalues(store, desc, out, nulls);
 	return (Datum) 0;
 }

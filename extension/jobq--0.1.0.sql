@@ -273,7 +273,8 @@ CREATE FUNCTION @extschema@.jobq_claim(
     queues   text,
     worker   text     DEFAULT NULL,
     max_jobs integer  DEFAULT 1,
-    lease    interval DEFAULT NULL)
+    lease    interval DEFAULT NULL,
+    wait     interval DEFAULT NULL)
 RETURNS TABLE (
     id           bigint,
     queue        text,
@@ -291,7 +292,8 @@ CREATE FUNCTION @extschema@.jobq_claim(
     queues   text[],
     worker   text     DEFAULT NULL,
     max_jobs integer  DEFAULT 1,
-    lease    interval DEFAULT NULL)
+    lease    interval DEFAULT NULL,
+    wait     interval DEFAULT NULL)
 RETURNS TABLE (
     id           bigint,
     queue        text,
@@ -402,6 +404,12 @@ AS 'MODULE_PATHNAME', 'jobq_list'
 LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp;
 
+CREATE FUNCTION @extschema@.jobq_wait_stats()
+RETURNS TABLE (preloaded boolean, waiting bigint, wakeups bigint)
+AS 'MODULE_PATHNAME', 'jobq_wait_stats'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
 CREATE FUNCTION @extschema@.jobq_retry(id bigint)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'jobq_retry'
@@ -459,8 +467,8 @@ GRANT EXECUTE ON FUNCTION
 TO jobq_producer;
 
 GRANT EXECUTE ON FUNCTION
-    @extschema@.jobq_claim(text, text, integer, interval),
-    @extschema@.jobq_claim(text[], text, integer, interval),
+    @extschema@.jobq_claim(text, text, integer, interval, interval),
+    @extschema@.jobq_claim(text[], text, integer, interval, interval),
     @extschema@.jobq_complete(bigint, uuid, jsonb),
     @extschema@.jobq_complete_batch(bigint[], uuid[], jsonb[]),
     @extschema@.jobq_fail(bigint, uuid, text, interval, boolean),
@@ -473,7 +481,8 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.jobq_stats(text),
     @extschema@.jobq_job(bigint),
     @extschema@.jobq_list(text, text, integer),
-    @extschema@.jobq_queues()
+    @extschema@.jobq_queues(),
+    @extschema@.jobq_wait_stats()
 TO jobq_monitor;
 
 GRANT EXECUTE ON FUNCTION

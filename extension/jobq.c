@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * jobq.c
- *	  Module entry point of the jobq extension: PG_MODULE_MAGIC and GUCs.
+ *	  Module entry point of the jobq extension: PG_MODULE_MAGIC, GUCs, and
+ *	  when preloaded, shared memory for waiting claims and the background
+ *	  sweepers.
  *
  * jobq turns a PostgreSQL database into a job queue.  Producers enqueue
  * jobs (a jsonb payload) into named queues; workers claim ready jobs, each
@@ -19,18 +21,61 @@
 #include "jobq.h"
 
 #include "commands/async.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "utils/guc.h"
 
 PG_MODULE_MAGIC;
 
-/* jobq.max_payload_size, in kB */
+/* GUC variables */
 int			jobq_max_payload_kb = 1024;
+int			jobq_claim_recheck_ms = 1000;
+char	   *jobq_sweeper_databases = NULL;
+int			jobq_sweep_interval_ms = 1000;
+int			jobq_sweep_batch_size = 1000;
 
 void		_PG_init(void);
 
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+#if PG_VERSION_NUM >= 150000
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
+
+/*
+ * jobq_shmem_request
+ *	  Reserve the waiter array and its lock (PostgreSQL 15 asks for this in
+ *	  shmem_request_hook; 14 in _PG_init itself).
+ */
+static void
+jobq_shmem_request(void)
+{
+#if PG_VERSION_NUM >= 150000
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+#endif
+	RequestAddinShmemSpace(jobq_wait_shmem_size());
+	RequestNamedLWLockTranche("jobq", 1);
+}
+
+/*
+ * jobq_shmem_startup
+ */
+static void
+jobq_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	jobq_wait_shmem_init();
+	LWLockRelease(AddinShmemInitLock);
+}
+
 /*
  * _PG_init
- *	  Define the GUCs.  Settings live under the reserved "jobq." prefix.
+ *	  Define the GUCs, under the reserved "jobq." prefix.  Settings that
+ *	  only make sense at server start exist only when preloaded.
  */
 void
 _PG_init(void)
@@ -39,12 +84,55 @@ _PG_init(void)
 							"Largest payload or result a job may carry.",
 							"Checked on enqueue and complete; the hard ceiling is 64MB.",
 							&jobq_max_payload_kb,
-							1024,
-							1,
-							JOBQ_PAYLOAD_HARD_MAX_KB,
-							PGC_SUSET,
-							GUC_UNIT_KB,
+							1024, 1, JOBQ_PAYLOAD_HARD_MAX_KB,
+							PGC_SUSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("jobq.claim_recheck_interval",
+							"How often a waiting claim looks for jobs without being woken.",
+							"Catches delayed jobs coming due and jobs a sweep or failure rescheduled.",
+							&jobq_claim_recheck_ms,
+							1000, 10, 60000,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("jobq.sweep_interval",
+							"Time between passes of the background sweeper.",
+							NULL,
+							&jobq_sweep_interval_ms,
+							1000, 10, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("jobq.sweep_batch_size",
+							"Rows the background sweeper handles per transaction.",
+							NULL,
+							&jobq_sweep_batch_size,
+							1000, 1, JOBQ_SWEEP_BATCH_MAX,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	if (process_shared_preload_libraries_in_progress)
+	{
+		DefineCustomStringVariable("jobq.sweeper_databases",
+								   "Databases in which the background sweeper runs.",
+								   "A comma-separated list; empty turns the sweeper off.",
+								   &jobq_sweeper_databases,
+								   "postgres",
+								   PGC_POSTMASTER, 0,
+								   NULL, NULL, NULL);
+
+#if PG_VERSION_NUM >= 150000
+		prev_shmem_request_hook = shmem_request_hook;
+		shmem_request_hook = jobq_shmem_request;
+#else
+		jobq_shmem_request();
+#endif
+		prev_shmem_startup_hook = shmem_startup_hook;
+		shmem_startup_hook = jobq_shmem_startup;
+		jobq_wait_register_callbacks();
+		jobq_register_sweepers();
+	}
 
 	MarkGUCPrefixReserved("jobq");
 }

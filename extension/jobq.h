@@ -53,9 +53,34 @@
 #define JOBQ_ERRORS_KEPT			10		/* errors kept per job */
 #define JOBQ_PAYLOAD_HARD_MAX_KB	(64 * 1024)
 
+#define JOBQ_WAIT_MAX_USECS			(INT64CONST(300) * USECS_PER_SEC)
+#define JOBQ_WAIT_QUEUES_MAX		16		/* queues a waiting claim may name */
+#define JOBQ_WAIT_POLL_MS			100		/* re-check interval without preload */
+#define JOBQ_SWEEPER_DATABASES_MAX	16
+
 /* jobq.c */
 extern int	jobq_max_payload_kb;
+extern int	jobq_claim_recheck_ms;
+extern char *jobq_sweeper_databases;
+extern int	jobq_sweep_interval_ms;
+extern int	jobq_sweep_batch_size;
 extern void jobq_notify_queue(text *queue);
+
+/* wait.c */
+extern Size jobq_wait_shmem_size(void);
+extern void jobq_wait_shmem_init(void);
+extern void jobq_wait_register_callbacks(void);
+extern void jobq_note_ready(text *queue, int64 count);
+extern bool jobq_wait_register(Datum *queues, int nqueues);
+extern void jobq_wait_rearm(void);
+extern void jobq_wait_unregister(void);
+extern bool jobq_wait_available(void);
+extern void jobq_wait_counters(int64 *waiting, int64 *wakeups);
+extern void jobq_wait_sleep(long timeout_ms);
+
+/* sweep.c, sweeper.c */
+extern void jobq_sweep_run(text *queue, int64 max_rows, int64 *out);
+extern void jobq_register_sweepers(void);
 
 /* plans.c */
 extern SPIPlanPtr jobq_prepare(const char *sql, int nargs, Oid *argtypes);

@@ -35,40 +35,29 @@ static SPIPlanPtr expire_plan = NULL;
 static SPIPlanPtr purge_plan = NULL;
 
 /*
- * jobq_sweep(queue text, max_rows int) -> (requeued, dead, purged)
- *	  queue NULL sweeps every queue.
+ * jobq_sweep_run
+ *	  One bounded sweep: expired leases, then history past retention.
+ *	  queue NULL means every queue.  Must run inside SPI; the background
+ *	  sweeper (sweeper.c) calls it too.  out[] receives requeued, dead and
+ *	  purged.
  */
-Datum
-jobq_sweep(PG_FUNCTION_ARGS)
+void
+jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 {
 	Datum		values[3];
 	char		nulls[3] = {' ', ' ', ' '};
-	Datum		out[3];
-	bool		out_nulls[3] = {false, false, false};
-	TupleDesc	desc;
-	Tuplestorestate *store;
 	bool		isnull;
 	int			rc;
 
-	values[1] = (Datum) 0;
-	nulls[1] = 'n';
-	if (!PG_ARGISNULL(0))
-	{
-		values[1] = PointerGetDatum(jobq_queue_arg(fcinfo, 0));
-		nulls[1] = ' ';
-	}
-	jobq_require(fcinfo, 1, "max_rows");
-	jobq_check_int_range(PG_GETARG_INT32(1), "max_rows", 1, JOBQ_SWEEP_BATCH_MAX);
 	values[0] = TimestampTzGetDatum(jobq_now());
-	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(1));
-
-	store = jobq_srf_begin(fcinfo, &desc);
-	jobq_spi_connect();
+	values[1] = PointerGetDatum(queue);
+	if (queue == NULL)
+		nulls[1] = 'n';
+	values[2] = Int64GetDatum(max_rows);
 
 	if (expire_plan == NULL)
 	{
 		Oid			types[] = {TIMESTAMPTZOID, TEXTOID, INT8OID};
-
 		/*
 		 * x is referenced twice and locks rows, so it is materialized once:
 		 * r and d act on disjoint subsets of the same locked rows.
@@ -104,8 +93,8 @@ jobq_sweep(PG_FUNCTION_ARGS)
 	}
 	rc = SPI_execute_plan(expire_plan, values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "sweep expired leases");
-	out[0] = Int64GetDatum(jobq_spi_getint64(0, 1, &isnull));
-	out[1] = Int64GetDatum(jobq_spi_getint64(0, 2, &isnull));
+	out[0] = jobq_spi_getint64(0, 1, &isnull);
+	out[1] = jobq_spi_getint64(0, 2, &isnull);
 
 	if (purge_plan == NULL)
 	{
@@ -138,8 +127,34 @@ jobq_sweep(PG_FUNCTION_ARGS)
 	}
 	rc = SPI_execute_plan(purge_plan, values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "purge history");
-	out[2] = Int64GetDatum(jobq_spi_getint64(0, 1, &isnull));
+	out[2] = jobq_spi_getint64(0, 1, &isnull);
 
+}
+
+/*
+ * jobq_sweep(queue text, max_rows int) -> (requeued, dead, purged)
+ *	  queue NULL sweeps every queue.
+ */
+Datum
+jobq_sweep(PG_FUNCTION_ARGS)
+{
+	text	   *queue = NULL;
+	int64		counts[3];
+	Datum		out[3];
+	bool		out_nulls[3] = {false, false, false};
+	TupleDesc	desc;
+	Tuplestorestate *store;
+
+	if (!PG_ARGISNULL(0))
+		queue = jobq_queue_arg(fcinfo, 0);
+	jobq_require(fcinfo, 1, "max_rows");
+	jobq_check_int_range(PG_GETARG_INT32(1), "max_rows", 1, JOBQ_SWEEP_BATCH_MAX);
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+	jobq_sweep_run(queue, PG_GETARG_INT32(1), counts);
+	for (int i = 0; i < 3; i++)
+		out[i] = Int64GetDatum(counts[i]);
 	tuplestore_putvalues(store, desc, out, out_nulls);
 	jobq_spi_finish();
 	return (Datum) 0;

@@ -1,0 +1,240 @@
+/*-------------------------------------------------------------------------
+ *
+ * sweeper.c
+ *	  The background sweeper: with shared_preload_libraries = 'jobq', one
+ *	  background worker per database named in jobq.sweeper_databases runs
+ *	  jobq_sweep every jobq.sweep_interval, so a crashed worker's job comes
+ *	  back within its lease plus the interval although no client sweeps.
+ *
+ * Each pass is a series of short transactions (one per batch of
+ * jobq.sweep_batch_size rows), and the sweep itself takes rows with SKIP
+ * LOCKED, so the sweeper never waits on workers.  An error is logged and
+ * the next pass goes on; a crash of the process is followed by a restart
+ * after JOBQ_SWEEPER_RESTART_SECS.  A database without the extension is
+ * skipped until it is created there.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/sweeper.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/varlena.h"
+#include "utils/wait_event.h"
+
+#define JOBQ_SWEEPER_RESTART_SECS	5
+
+PGDLLEXPORT void jobq_sweeper_main(Datum main_arg);
+
+static SPIPlanPtr installed_plan = NULL;
+
+/*
+ * sweeper_database_list
+ *	  The database names of jobq.sweeper_databases (a comma-separated list
+ *	  of identifiers), in a list allocated in the current context.  A
+ *	  malformed value gives an error.
+ */
+static List *
+sweeper_database_list(void)
+{
+	char	   *raw = pstrdup(jobq_sweeper_databases ? jobq_sweeper_databases : "");
+	List	   *names = NIL;
+
+	if (!SplitIdentifierString(raw, ',', &names))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid list syntax in jobq.sweeper_databases")));
+	return names;
+}
+
+/*
+ * jobq_register_sweepers
+ *	  Called from _PG_init while preloading: register one background worker
+ *	  per database in jobq.sweeper_databases.
+ */
+void
+jobq_register_sweepers(void)
+{
+	List	   *names = sweeper_database_list();
+	ListCell   *lc;
+	int			i = 0;
+
+	if (list_length(names) > JOBQ_SWEEPER_DATABASES_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("jobq.sweeper_databases names %d databases, at most %d are allowed",
+						list_length(names), JOBQ_SWEEPER_DATABASES_MAX)));
+
+	foreach(lc, names)
+	{
+		BackgroundWorker worker;
+
+		memset(&worker, 0, sizeof(worker));
+		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		worker.bgw_restart_time = JOBQ_SWEEPER_RESTART_SECS;
+		strlcpy(worker.bgw_library_name, "jobq", BGW_MAXLEN);
+		strlcpy(worker.bgw_function_name, "jobq_sweeper_main", BGW_MAXLEN);
+		snprintf(worker.bgw_name, BGW_MAXLEN, "jobq sweeper for database %s",
+				 (char *) lfirst(lc));
+		strlcpy(worker.bgw_type, "jobq sweeper", BGW_MAXLEN);
+		worker.bgw_main_arg = Int32GetDatum(i);
+		RegisterBackgroundWorker(&worker);
+		i++;
+	}
+}
+
+/*
+ * extension_installed
+ *	  Whether CREATE EXTENSION jobq has run in this database.  Inside SPI.
+ */
+static bool
+extension_installed(void)
+{
+	int			rc;
+
+	if (installed_plan == NULL)
+		installed_plan = jobq_prepare("SELECT 1 FROM pg_catalog.pg_extension"
+									  " WHERE extname OPERATOR(pg_catalog.=) 'jobq'",
+									  0, NULL);
+	rc = SPI_execute_plan(installed_plan, NULL, NULL, true, 1);
+	jobq_spi_check(rc, SPI_OK_SELECT, "find extension");
+	return SPI_processed > 0;
+}
+
+/*
+ * sweep_batch
+ *	  One transaction, one bounded sweep.  Returns true when it hit the
+ *	  batch size, i.e. there may be more to do right away.
+ */
+static bool
+sweep_batch(void)
+{
+	int64		counts[3] = {0, 0, 0};
+	bool		more = false;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	jobq_spi_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "jobq sweep");
+
+	if (extension_installed())
+	{
+		jobq_sweep_run(NULL, jobq_sweep_batch_size, counts);
+		more = counts[0] + counts[1] >= jobq_sweep_batch_size ||
+			counts[2] >= jobq_sweep_batch_size;
+		if (counts[0] + counts[1] + counts[2] > 0)
+			elog(DEBUG1, "jobq sweeper: " INT64_FORMAT " requeued, " INT64_FORMAT
+				 " dead, " INT64_FORMAT " purged", counts[0], counts[1], counts[2]);
+	}
+
+	jobq_spi_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_stat(false);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return more;
+}
+
+/*
+ * sweep_pass
+ *	  Sweep until caught up (bounded), catching errors so that one failed
+ *	  pass does not stop the sweeper: the error is logged, the transaction
+ *	  rolled back, and the next pass tries again.
+ */
+static void
+sweep_pass(MemoryContext pass_context)
+{
+	PG_TRY();
+	{
+		for (int i = 0; i < 100 && !ShutdownRequestPending; i++)
+		{
+			MemoryContextReset(pass_context);
+			MemoryContextSwitchTo(pass_context);
+			if (!sweep_batch())
+				break;
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(pass_context);
+		EmitErrorReport();
+		AbortOutOfAnyTransaction();
+		FlushErrorState();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(TopMemoryContext);
+}
+
+/*
+ * jobq_sweeper_main
+ *	  Entry point of the background worker; main_arg is the index of its
+ *	  database in jobq.sweeper_databases.
+ */
+void
+jobq_sweeper_main(Datum main_arg)
+{
+	List	   *names;
+	char	   *dbname;
+	MemoryContext pass_context;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	names = sweeper_database_list();
+	if (DatumGetInt32(main_arg) >= list_length(names))
+		proc_exit(0);			/* the list changed under us: nothing to do */
+	dbname = pstrdup(list_nth(names, DatumGetInt32(main_arg)));
+
+	BackgroundWorkerInitializeConnection(dbname, NULL, 0);
+	pgstat_report_appname("jobq sweeper");
+
+	/*
+	 * The sweep's statements are schema-qualified; pinning the path anyway
+	 * keeps any object a user creates in public out of our way.
+	 */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+
+	pass_context = AllocSetContextCreate(TopMemoryContext, "jobq sweeper pass",
+										 ALLOCSET_DEFAULT_SIZES);
+	ereport(LOG, (errmsg("jobq sweeper started for database \"%s\"", dbname)));
+
+	while (!ShutdownRequestPending)
+	{
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (!RecoveryInProgress())
+			sweep_pass(pass_context);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 jobq_sweep_interval_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	proc_exit(0);
+}

@@ -1,0 +1,367 @@
+/*-------------------------------------------------------------------------
+ *
+ * wait.c
+ *	  The blocking claim: a claim that finds no job sleeps until an enqueue
+ *	  into one of its queues commits, a delayed job may have come due, or
+ *	  its wait ends.
+ *
+ * Waiters register in a shared array (one slot per waiting backend: its
+ * latch, database and the hashes of its queue names).  A transaction that
+ * makes jobs ready now (enqueue, release, retry) notes the queue and how
+ * many jobs; when it commits, an XactCallback wakes that many not-yet-woken
+ * waiters of the queue.  The callback runs after the commit is visible to
+ * other backends, so a woken waiter always finds the job (unless another
+ * claimer was faster); a rollback wakes nobody.  Waking one waiter per job,
+ * not all of them, avoids a thundering herd.
+ *
+ * NB: a waiter registers BEFORE its first claim attempt.  An enqueue that
+ * commits between that attempt and the sleep then finds the slot and sets
+ * the latch, and WaitLatch returns at once: no wakeup is lost.
+ *
+ * All of this needs shared memory, so it works only with
+ * shared_preload_libraries = 'jobq'.  Without it, a waiting claim re-checks
+ * every JOBQ_WAIT_POLL_MS.  Either way a waiter also re-checks every
+ * jobq.claim_recheck_interval, which catches jobs that became ready without
+ * a note: delayed jobs coming due, jobs a sweep or a failure scheduled.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/wait.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "access/xact.h"
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+/* One waiting backend */
+typedef struct JobqWaiter
+{
+	Latch	   *latch;			/* NULL: the slot is free */
+	Oid			dboid;
+	bool		woken;			/* a commit already signalled this waiter */
+	int			nqueues;
+	uint32		queues[JOBQ_WAIT_QUEUES_MAX];	/* hashes of queue names */
+} JobqWaiter;
+
+typedef struct JobqWaitShared
+{
+	LWLock	   *lock;			/* protects slots[] */
+	int			nslots;
+	pg_atomic_uint32 nwaiting;	/* slots in use; lets commits skip the lock */
+	pg_atomic_uint64 wakeups;	/* latches set by commits, ever */
+	JobqWaiter	slots[FLEXIBLE_ARRAY_MEMBER];
+} JobqWaitShared;
+
+/* A queue this transaction made jobs ready in */
+typedef struct ReadyNote
+{
+	uint32		queue;
+	int64		count;
+} ReadyNote;
+
+static JobqWaitShared *wait_shared = NULL;
+static int	my_slot = -1;
+
+/* Notes of the current transaction, in TopTransactionContext */
+static ReadyNote *notes = NULL;
+static int	nnotes = 0;
+static int	notes_cap = 0;
+
+static bool callbacks_registered = false;
+
+/*
+ * jobq_wait_slots
+ *	  How many waiter slots to reserve: every backend that could run a
+ *	  claim at once.
+ */
+static int
+jobq_wait_slots(void)
+{
+	return MaxConnections + max_worker_processes + 8;
+}
+
+/*
+ * jobq_wait_shmem_size
+ */
+Size
+jobq_wait_shmem_size(void)
+{
+	return add_size(offsetof(JobqWaitShared, slots),
+					mul_size(jobq_wait_slots(), sizeof(JobqWaiter)));
+}
+
+/*
+ * jobq_wait_shmem_init
+ *	  Attach to (creating on first call) the shared waiter array.  Called
+ *	  from the shmem_startup_hook, under AddinShmemInitLock.
+ */
+void
+jobq_wait_shmem_init(void)
+{
+	bool		found;
+
+	wait_shared = ShmemInitStruct("jobq waiters", jobq_wait_shmem_size(), &found);
+	if (!found)
+	{
+		wait_shared->lock = &(GetNamedLWLockTranche("jobq"))->lock;
+		wait_shared->nslots = jobq_wait_slots();
+		pg_atomic_init_u32(&wait_shared->nwaiting, 0);
+		pg_atomic_init_u64(&wait_shared->wakeups, 0);
+		for (int i = 0; i < wait_shared->nslots; i++)
+			wait_shared->slots[i].latch = NULL;
+	}
+}
+
+/*
+ * queue_hash
+ */
+static uint32
+queue_hash(const char *name, int len)
+{
+	return hash_bytes((const unsigned char *) name, len);
+}
+
+/*
+ * wake_waiters
+ *	  Wake up to note->count waiters of note->queue in this database that
+ *	  no commit has woken yet.
+ */
+static void
+wake_waiters(const ReadyNote *note)
+{
+	int64		left = note->count;
+
+	for (int i = 0; i < wait_shared->nslots && left > 0; i++)
+	{
+		JobqWaiter *w = &wait_shared->slots[i];
+
+		if (w->latch == NULL || w->woken || w->dboid != MyDatabaseId)
+			continue;
+		for (int q = 0; q < w->nqueues; q++)
+			if (w->queues[q] == note->queue)
+			{
+				w->woken = true;
+				SetLatch(w->latch);
+				pg_atomic_fetch_add_u64(&wait_shared->wakeups, 1);
+				left--;
+				break;
+			}
+	}
+}
+
+/*
+ * jobq_xact_callback
+ *	  At commit, wake waiters for the jobs this transaction made ready; at
+ *	  commit or abort, forget the notes.
+ */
+static void
+jobq_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			if (nnotes > 0 && wait_shared != NULL &&
+				pg_atomic_read_u32(&wait_shared->nwaiting) > 0)
+			{
+				LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
+				for (int i = 0; i < nnotes; i++)
+					wake_waiters(&notes[i]);
+				LWLockRelease(wait_shared->lock);
+			}
+			/* FALLTHROUGH */
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			/* the array lived in TopTransactionContext, gone with it */
+			notes = NULL;
+			nnotes = 0;
+			notes_cap = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * jobq_wait_register_callbacks
+ *	  Install the commit callback once per backend (from _PG_init).
+ */
+void
+jobq_wait_register_callbacks(void)
+{
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(jobq_xact_callback, NULL);
+		callbacks_registered = true;
+	}
+}
+
+/*
+ * jobq_note_ready
+ *	  Record that this transaction made count jobs of queue ready now, so
+ *	  that its commit wakes that many waiters.  Cheap when nobody waits.
+ */
+void
+jobq_note_ready(text *queue, int64 count)
+{
+	uint32		h;
+
+	if (wait_shared == NULL || count <= 0)
+		return;
+	h = queue_hash(VARDATA_ANY(queue), VARSIZE_ANY_EXHDR(queue));
+	for (int i = 0; i < nnotes; i++)
+		if (notes[i].queue == h)
+		{
+			notes[i].count += count;
+			return;
+		}
+	if (nnotes == notes_cap)
+	{
+		int			cap = notes_cap == 0 ? 8 : notes_cap * 2;
+
+		if (notes == NULL)
+			notes = MemoryContextAlloc(TopTransactionContext, sizeof(ReadyNote) * cap);
+		else
+			notes = repalloc(notes, sizeof(ReadyNote) * cap);
+		notes_cap = cap;
+	}
+	notes[nnotes].queue = h;
+	notes[nnotes].count = count;
+	nnotes++;
+}
+
+/*
+ * unregister_at_exit
+ *	  A backend that dies while waiting (FATAL, shutdown) frees its slot.
+ */
+static void
+unregister_at_exit(int code, Datum arg)
+{
+	jobq_wait_unregister();
+}
+
+/*
+ * jobq_wait_register
+ *	  Take a waiter slot for queues (a text[] of validated names).  Returns
+ *	  false when waiting on latches is not possible (not preloaded, or no
+ *	  free slot): the caller then polls.
+ */
+bool
+jobq_wait_register(Datum *queues, int nqueues)
+{
+	static bool exit_hook = false;
+	JobqWaiter *w = NULL;
+
+	if (wait_shared == NULL || nqueues > JOBQ_WAIT_QUEUES_MAX)
+		return false;
+	if (!exit_hook)
+	{
+		before_shmem_exit(unregister_at_exit, (Datum) 0);
+		exit_hook = true;
+	}
+
+	LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < wait_shared->nslots; i++)
+		if (wait_shared->slots[i].latch == NULL)
+		{
+			my_slot = i;
+			w = &wait_shared->slots[i];
+			break;
+		}
+	if (w != NULL)
+	{
+		w->dboid = MyDatabaseId;
+		w->woken = false;
+		w->nqueues = nqueues;
+		for (int q = 0; q < nqueues; q++)
+		{
+			text	   *name = DatumGetTextPP(queues[q]);
+
+			w->queues[q] = queue_hash(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+		}
+		w->latch = MyLatch;
+		pg_atomic_fetch_add_u32(&wait_shared->nwaiting, 1);
+	}
+	LWLockRelease(wait_shared->lock);
+	return w != NULL;
+}
+
+/*
+ * jobq_wait_rearm
+ *	  Before sleeping again after a wakeup that found nothing: let the next
+ *	  commit wake this waiter again.
+ */
+void
+jobq_wait_rearm(void)
+{
+	if (wait_shared == NULL || my_slot < 0)
+		return;
+	LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
+	wait_shared->slots[my_slot].woken = false;
+	LWLockRelease(wait_shared->lock);
+}
+
+/*
+ * jobq_wait_unregister
+ *	  Free this backend's slot, if it holds one.  Safe to call twice.
+ */
+void
+jobq_wait_unregister(void)
+{
+	if (wait_shared == NULL || my_slot < 0)
+		return;
+	LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
+	wait_shared->slots[my_slot].latch = NULL;
+	pg_atomic_fetch_sub_u32(&wait_shared->nwaiting, 1);
+	LWLockRelease(wait_shared->lock);
+	my_slot = -1;
+}
+
+/*
+ * jobq_wait_available
+ *	  Whether latch wakeups work in this server (jobq was preloaded).
+ */
+bool
+jobq_wait_available(void)
+{
+	return wait_shared != NULL;
+}
+
+/*
+ * jobq_wait_counters
+ *	  Waiting backends now, and wakeups sent since server start.
+ */
+void
+jobq_wait_counters(int64 *waiting, int64 *wakeups)
+{
+	*waiting = wait_shared ? pg_atomic_read_u32(&wait_shared->nwaiting) : 0;
+	*wakeups = wait_shared ? (int64) pg_atomic_read_u64(&wait_shared->wakeups) : 0;
+}
+
+/*
+ * jobq_wait_sleep
+ *	  Sleep up to timeout_ms or until the latch is set, then clear it and
+ *	  serve interrupts: a cancel or statement_timeout sets the latch, so it
+ *	  ends the wait at once, with its usual error.
+ */
+void
+jobq_wait_sleep(long timeout_ms)
+{
+	if (timeout_ms > 0)
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout_ms, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
