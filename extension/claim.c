@@ -161,7 +161,8 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	if (!PG_ARGISNULL(ARG_LEASE))
 		jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_LEASE), "lease",
 							JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS);
-	if (!PG_ARGISNULL(ARG_WAIT))
+	/* NB: PG_NARGS guards against a 4-argument definition left by an old script */
+	if (PG_NARGS() > ARG_WAIT && !PG_ARGISNULL(ARG_WAIT))
 	{
 		jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_WAIT), "wait", 0, JOBQ_WAIT_MAX_USECS);
 		wait_usecs = jobq_interval_usecs(PG_GETARG_INTERVAL_P(ARG_WAIT));

@@ -4,10 +4,10 @@
  *	  jobq_enqueue and jobq_enqueue_batch: add jobs to a queue.
  *
  * An enqueue runs in the caller's transaction: the job becomes visible to
- * claims when, and only if, that transaction commits.  The insert takes
- * FOR KEY SHARE on the queue row, so a concurrent jobq_drop_queue either
- * waits for us or makes us fail with "queue does not exist"; no job is
- * ever left in a dropped queue.
+ * claims when, and only if, that transaction commits.  It first takes a
+ * share lock on the queue's name (jobq_lock_queue_name), so a concurrent
+ * jobq_drop_queue either waits for us or makes us fail with "queue does not
+ * exist"; no job is ever left in a dropped queue.
  *
  * Dedupe keys: while a live job (ready or running) with the same key exists
  * in the queue, enqueue returns that job's id and creates nothing.  The
@@ -27,6 +27,7 @@
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "storage/lockdefs.h"
 #include "utils/lsyscache.h"
 
 PG_FUNCTION_INFO_V1(jobq_enqueue);
@@ -157,7 +158,7 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 		insert_plan = jobq_prepare(
 								   "WITH q AS ("
 								   "  SELECT name, max_attempts, notify AND NOT paused AS notify, NOT paused AS active"
-								   "  FROM jobq.queues WHERE name = $1 FOR KEY SHARE),"
+								   "  FROM jobq.queues WHERE name = $1),"
 								   " ins AS ("
 								   "  INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts,"
 								   "                         enqueued_at, dedupe_key, payload)"
@@ -265,6 +266,7 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 		check_dedupe_key(dedupe_key);
 	}
 
+	jobq_lock_queue_name(args.queue, ShareLock);
 	jobq_spi_connect();
 	id = enqueue_one(&args, payload, dedupe_key, &created);
 	jobq_spi_finish();
@@ -341,6 +343,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 	}
 
 	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_lock_queue_name(args.queue, ShareLock);
 	jobq_spi_connect();
 
 	if (keys != NULL)
@@ -379,7 +382,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 			insert_many_plan = jobq_prepare(
 											"WITH q AS ("
 											"  SELECT name, max_attempts, notify AND NOT paused AS notify, NOT paused AS active"
-											"  FROM jobq.queues WHERE name = $1 FOR KEY SHARE),"
+											"  FROM jobq.queues WHERE name = $1),"
 											" ins AS ("
 											"  INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts,"
 											"                         enqueued_at, payload)"

@@ -22,7 +22,9 @@
 
 #include "commands/async.h"
 #include "miscadmin.h"
+#include "common/hashfn.h"
 #include "storage/ipc.h"
+#include "storage/lock.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
@@ -157,4 +159,32 @@ jobq_notify_queue(text *queue)
 	memcpy(channel + 5, VARDATA_ANY(queue), len);
 	channel[5 + len] = '\0';
 	Async_Notify(channel, "");
+}
+
+/*
+ * jobq_lock_queue_name
+ *	  Take a transaction-level lock on a queue's name: ShareLock by every
+ *	  enqueue, ExclusiveLock by jobq_drop_queue.  A drop thus waits for the
+ *	  enqueues in flight to commit (and then sees their jobs), and an
+ *	  enqueue that starts during a drop waits and then finds no queue: no
+ *	  job is ever left in a dropped queue.
+ *
+ *	  An advisory lock in the lock manager, not a row lock on the queue row:
+ *	  a row lock (FOR KEY SHARE, as a foreign key would take) writes WAL on
+ *	  every enqueue and turns concurrent producers of one queue into
+ *	  multixacts.  The key is (JOBQ_LOCK_CLASS, hash of the name) in the
+ *	  two-integer advisory key space of the database; applications should
+ *	  not use JOBQ_LOCK_CLASS as the first key of their advisory locks.
+ *	  Taken before the statement that reads the queue, so that statement's
+ *	  snapshot is taken after the wait.
+ */
+void
+jobq_lock_queue_name(text *queue, int mode)
+{
+	LOCKTAG		tag;
+	uint32		h = hash_bytes((const unsigned char *) VARDATA_ANY(queue),
+							   VARSIZE_ANY_EXHDR(queue));
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, JOBQ_LOCK_CLASS, h, 2);
+	(void) LockAcquire(&tag, mode, false, false);
 }

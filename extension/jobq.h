@@ -65,6 +65,10 @@ extern char *jobq_sweeper_databases;
 extern int	jobq_sweep_interval_ms;
 extern int	jobq_sweep_batch_size;
 extern void jobq_notify_queue(text *queue);
+extern void jobq_lock_queue_name(text *queue, int mode);
+
+/* first key of jobq's advisory locks (the bytes "jobq") */
+#define JOBQ_LOCK_CLASS				0x6A6F6271
 
 /* wait.c */
 extern Size jobq_wait_shmem_size(void);

@@ -19,6 +19,7 @@
 #include "jobq.h"
 
 #include "catalog/pg_type.h"
+#include "storage/lockdefs.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(jobq_create_queue);
@@ -114,23 +115,50 @@ check_settings(Datum *values, bool *isnull, bool all_required)
 }
 
 /*
+ * default_settings
+ *	  The settings of a queue created without them, as datums at the
+ *	  positions of the create arguments.  Defined here, not as SQL
+ *	  DEFAULTs, so that NULL means "default" for positional callers too.
+ */
+static void
+default_settings(Datum *values)
+{
+	static Interval lease = {.time = INT64CONST(300) * USECS_PER_SEC};
+	static Interval backoff_base = {.time = USECS_PER_SEC};
+	static Interval backoff_cap = {.time = INT64CONST(3600) * USECS_PER_SEC};
+	static Interval completed_retention = {.day = 1};
+	static Interval dead_retention = {.day = 14};
+
+	values[ARG_LEASE] = IntervalPGetDatum(&lease);
+	values[ARG_MAX_ATTEMPTS] = Int32GetDatum(25);
+	values[ARG_BACKOFF_BASE] = IntervalPGetDatum(&backoff_base);
+	values[ARG_BACKOFF_CAP] = IntervalPGetDatum(&backoff_cap);
+	values[ARG_COMPLETED_RET] = IntervalPGetDatum(&completed_retention);
+	values[ARG_DEAD_RET] = IntervalPGetDatum(&dead_retention);
+	values[ARG_NOTIFY] = BoolGetDatum(true);
+}
+
+/*
  * jobq_create_queue(queue, lease, max_attempts, backoff_base, backoff_cap,
  *					 completed_retention, dead_retention, notify) -> void
- *	  Create a queue.  42710 if it exists already.
+ *	  Create a queue; a NULL setting takes its default (lease 5 min,
+ *	  max_attempts 25, backoff 1 s .. 1 h, completed kept 1 day, dead kept
+ *	  14 days, notify on).  42710 if the queue exists already.
  */
 Datum
 jobq_create_queue(PG_FUNCTION_ARGS)
 {
 	Datum		values[NUM_SETTINGS + 1];
-	bool		isnull[NUM_SETTINGS];
+	bool		isnull[NUM_SETTINGS] = {false};
 	char		nulls[NUM_SETTINGS + 1];
 	text	   *queue = jobq_queue_arg(fcinfo, ARG_QUEUE);
 	int			rc;
 
+	default_settings(values);
 	for (int i = 0; i < NUM_SETTINGS; i++)
 	{
-		isnull[i] = PG_ARGISNULL(i);
-		values[i] = isnull[i] ? (Datum) 0 : PG_GETARG_DATUM(i);
+		if (i > 0 && !PG_ARGISNULL(i))
+			values[i] = PG_GETARG_DATUM(i);
 		nulls[i] = ' ';
 	}
 	values[ARG_QUEUE] = PointerGetDatum(queue);
@@ -249,9 +277,9 @@ jobq_alter_queue(PG_FUNCTION_ARGS)
  * jobq_drop_queue(queue, force) -> void
  *	  Drop a queue.  Refuses (55006) while live jobs exist unless force, in
  *	  which case its live jobs and history go too; workers holding its jobs
- *	  then find their tokens stale.  The queue row is locked first, so an
- *	  enqueue (which takes FOR KEY SHARE on it) either committed before and
- *	  is counted, or waits and then finds no queue.
+ *	  then find their tokens stale.  The queue's name is locked first
+ *	  (jobq_lock_queue_name), so an enqueue either committed before and is
+ *	  counted, or waits and then finds no queue.
  */
 Datum
 jobq_drop_queue(PG_FUNCTION_ARGS)
@@ -265,6 +293,7 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 	jobq_require(fcinfo, 1, "force");
 	force = PG_GETARG_BOOL(1);
 
+	jobq_lock_queue_name(queue, ExclusiveLock);
 	jobq_spi_connect();
 	lock_queue(queue, current);
 
