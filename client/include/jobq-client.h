@@ -1,0 +1,550 @@
+/*-------------------------------------------------------------------------
+ *
+ * jobq-client.h
+ *	  Public API of libjobq, the C client library of the jobq job queue.
+ *
+ * jobq keeps jobs in PostgreSQL.  A *queue* is a named stream of jobs; a
+ * *job* is a JSON payload plus bookkeeping.  A worker *claims* ready jobs
+ * and gets, for each, a *lease* (the job is its own until locked_until) and
+ * a fresh random *claim token*.  Every call that changes a claimed job
+ * (complete, fail, extend, release) presents that token; when the lease ran
+ * out and the job was swept or claimed again, the token is *stale* and the
+ * call changes nothing.  *attempt* counts claims (a crash burns an attempt).
+ * Execution is at least once: handlers must be idempotent.
+ *
+ * This library is a thin, explicit layer over libpq: every function maps
+ * to one SQL function of the extension (schema-qualified, parameterized,
+ * prepared once per connection), except jobq_complete_and_claim, which
+ * pipelines two of them in one round trip, and jobq_wait_for_work, which
+ * waits for NOTIFY on the connection's socket.
+ *
+ * Conventions (hiredis / libpq style):
+ *	- All types are opaque; their layout may change in any release.
+ *	- Calls return JOBQ_OK (0) or JOBQ_ERR (-1), or a pointer that is NULL on
+ *	  error.  After any call, jobq_status(conn) gives the error class of that
+ *	  call (JOBQ_ERR_NONE on success) and jobq_errmsg(conn) a message.  The
+ *	  message is owned by the connection and valid until the next call on it.
+ *	- Constructors (jobq_connect*) return NULL only when out of memory; a
+ *	  failed connection is returned and must be checked with jobq_status().
+ *	- Every object the caller receives is owned by the caller and released
+ *	  with the matching NULL-safe jobq_*_free.  Pointers obtained *from* an
+ *	  object (a job's payload, a row's value) are owned by that object and
+ *	  live exactly as long as it.
+ *	- Strings passed in are only read during the call; the library keeps no
+ *	  pointer to caller memory.
+ *	- Durations are whole seconds (arguments named *_s); waits are in
+ *	  milliseconds (*_ms).  -1 means "the default" (usually the queue's
+ *	  setting); other negative values are rejected.
+ *	- Payloads and results are JSON text passed with an explicit length.
+ *	  The server validates the JSON; the client rejects a NUL byte inside
+ *	  the given length (JSON text cannot contain one and jsonb rejects
+ *	  \u0000), so embedded NULs can never silently truncate a payload.
+ *	- A JobqConn is not thread-safe; use one per thread.
+ *
+ * Copyright (c) 2025, jobq authors
+ *
+ * IDENTIFICATION
+ *	  client/include/jobq-client.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JOBQ_CLIENT_H
+#define JOBQ_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Library version; MAJOR is the soname (libjobq.so.MAJOR). */
+#define JOBQ_VERSION_MAJOR 0
+#define JOBQ_VERSION_MINOR 1
+#define JOBQ_VERSION_PATCH 0
+#define JOBQ_VERSION_STRING "0.1.0"
+/* MAJOR*10000 + MINOR*100 + PATCH, for #if comparisons */
+#define JOBQ_VERSION_NUM \
+	(JOBQ_VERSION_MAJOR * 10000 + JOBQ_VERSION_MINOR * 100 + JOBQ_VERSION_PATCH)
+
+/* Return codes */
+#define JOBQ_OK 0
+#define JOBQ_ERR (-1)
+
+/*
+ * Limits checked on the client before anything is sent (the server checks
+ * them again and stays authoritative).  They are the extension's hard
+ * limits for 0.1.0; the payload limit actually enforced is the server's
+ * jobq.max_payload_size (1 MiB by default), reported as SQLSTATE 54000.
+ */
+#define JOBQ_QUEUE_NAME_MAX 48			/* bytes; ^[a-z0-9]+([_-][a-z0-9]+)*$ */
+#define JOBQ_SCHEMA_NAME_MAX 63			/* bytes; same allow-list */
+#define JOBQ_LEASE_MIN_S 1
+#define JOBQ_LEASE_MAX_S 86400			/* 24 hours */
+#define JOBQ_DELAY_MAX_S 31536000		/* 365 days (also retry_in) */
+#define JOBQ_PRIORITY_MIN (-1000)		/* lower runs first */
+#define JOBQ_PRIORITY_MAX 1000
+#define JOBQ_MAX_ATTEMPTS_MAX 1000
+#define JOBQ_CLAIM_MAX 1000				/* jobs per claim */
+#define JOBQ_CLAIM_WAIT_MAX_MS 300000	/* server-side wait of a claim */
+#define JOBQ_CLAIM_WAIT_QUEUES_MAX 16	/* queues of a waiting claim */
+#define JOBQ_COMPLETE_BATCH_MAX 1000	/* ids per complete batch */
+#define JOBQ_ENQUEUE_BATCH_MAX 10000	/* payloads per enqueue batch */
+#define JOBQ_DEDUPE_KEY_MAX 512			/* bytes */
+#define JOBQ_PAYLOAD_HARD_MAX (64 * 1024 * 1024)	/* bytes */
+#define JOBQ_WORKER_NAME_MAX 256		/* bytes */
+#define JOBQ_TOKEN_LEN 36				/* text form of a uuid */
+
+/*
+ * Error classes, from jobq_status().  What to do about each is given by
+ * jobq_error_action().
+ */
+typedef enum JobqErrorClass
+{
+	JOBQ_ERR_NONE = 0,			/* the last call succeeded */
+	JOBQ_ERR_CONNECTION,		/* connect failed or connection lost; see
+								 * jobq_reconnect() */
+	JOBQ_ERR_BAD_ARGUMENT,		/* rejected on the client, nothing sent */
+	JOBQ_ERR_SERVER,			/* the server raised an error; see
+								 * jobq_sqlstate() */
+	JOBQ_ERR_STALE,				/* token stale (lease lost) or unknown job:
+								 * nothing changed */
+	JOBQ_ERR_NOT_FOUND,			/* no such job or queue (SQLSTATE 42704 for
+								 * queues) */
+	JOBQ_ERR_STATE,				/* the job exists but its state does not
+								 * allow the operation (cancel a running job,
+								 * retry a job that is not dead) */
+	JOBQ_ERR_OOM,				/* out of memory */
+	JOBQ_ERR_PROTOCOL			/* unexpected reply shape: extension and
+								 * library versions disagree */
+} JobqErrorClass;
+
+/* What a caller should do after an error (RELIABILITY.md section 3). */
+typedef enum JobqAction
+{
+	JOBQ_ACTION_NONE = 0,		/* no error */
+	JOBQ_ACTION_RETRY,			/* transient conflict (40001, 40P01): run the
+								 * same call again now */
+	JOBQ_ACTION_RECONNECT,		/* wrong or lost node (08*, 25006, 57P01..3):
+								 * jobq_reconnect(), then retry */
+	JOBQ_ACTION_BACKOFF,		/* other server trouble (resources, timeout,
+								 * unknown): retry after a delay */
+	JOBQ_ACTION_NEVER			/* caller bug or final answer (22*, 42*, bad
+								 * argument, stale, not found): do not retry */
+} JobqAction;
+
+/* Job states (jobq_fail's new state, job listings). */
+typedef enum JobqState
+{
+	JOBQ_STATE_UNKNOWN = 0,
+	JOBQ_STATE_READY,
+	JOBQ_STATE_RUNNING,
+	JOBQ_STATE_COMPLETED,
+	JOBQ_STATE_DEAD,
+	JOBQ_STATE_CANCELLED
+} JobqState;
+
+/* Opaque handles.  Each is owned by whoever received it; see *_free. */
+typedef struct JobqConn JobqConn;		/* a connection (wraps a PGconn) */
+typedef struct JobqJob JobqJob;			/* one claimed job */
+typedef struct JobqJobList JobqJobList; /* the jobs of one claim */
+typedef struct JobqRows JobqRows;		/* a small result table (stats, list,
+										 * job detail, queues) */
+
+/* Connect flags (jobq_connect_ex). */
+#define JOBQ_CONNECT_DEFAULT 0
+#define JOBQ_CONNECT_NO_LISTEN 0x01		/* never LISTEN: jobq_wait_for_work
+										 * just sleeps (poll only) */
+#define JOBQ_CONNECT_NO_PREPARE 0x02	/* no named prepared statements: use
+										 * unnamed ones (PQexecParams) */
+/* PgBouncer transaction pooling: no session state at all */
+#define JOBQ_CONNECT_POOLER (JOBQ_CONNECT_NO_LISTEN | JOBQ_CONNECT_NO_PREPARE)
+
+/* ----------------------------------------------------------------------
+ * Library
+ * ---------------------------------------------------------------------- */
+
+/* jobq_version: JOBQ_VERSION_STRING of the library actually linked. */
+const char *jobq_version(void);
+
+/* jobq_error_name: static name of an error class ("JOBQ_ERR_STALE"). */
+const char *jobq_error_name(JobqErrorClass cls);
+
+/* jobq_state_name / jobq_state_from_name: "ready" <-> JOBQ_STATE_READY.
+ * Unknown names give JOBQ_STATE_UNKNOWN; unknown states give "unknown". */
+const char *jobq_state_name(JobqState state);
+JobqState	jobq_state_from_name(const char *name);
+
+/*
+ * jobq_sqlstate_action: classify a five-character SQLSTATE.
+ *	40001, 40P01 -> RETRY; 08*, 25006, 57P01, 57P02, 57P03 -> RECONNECT;
+ *	22*, 23*, 42*, 54* -> NEVER; NULL -> NONE; anything else -> BACKOFF.
+ */
+JobqAction	jobq_sqlstate_action(const char *sqlstate);
+
+/*
+ * jobq_valid_queue_name / jobq_valid_schema_name: 1 when the name passes
+ * the allow-list ^[a-z0-9]+([_-][a-z0-9]+)*$ and the byte limit, else 0.
+ * NULL gives 0.
+ */
+int			jobq_valid_queue_name(const char *name);
+int			jobq_valid_schema_name(const char *name);
+
+/* jobq_free: release a string returned by this library (NULL-safe). */
+void		jobq_free(void *ptr);
+
+/* ----------------------------------------------------------------------
+ * Connections
+ * ---------------------------------------------------------------------- */
+
+/*
+ * jobq_connect: connect with a libpq conninfo string or URI; NULL or ""
+ * means the PG* environment variables.  client_encoding is forced to UTF8.
+ * The API is called in schema "public".
+ *
+ * Returns NULL only when out of memory.  Otherwise the caller owns the
+ * handle (jobq_disconnect) and must check jobq_status(): on failure it is
+ * JOBQ_ERR_CONNECTION and jobq_errmsg() says why; the handle may then be
+ * passed to jobq_reconnect() or freed.
+ */
+JobqConn   *jobq_connect(const char *conninfo);
+
+/*
+ * jobq_connect_ex: as jobq_connect, with the schema in which CREATE
+ * EXTENSION created the API functions (NULL = "public"; checked with the
+ * allow-list, JOBQ_ERR_BAD_ARGUMENT otherwise, before connecting) and
+ * JOBQ_CONNECT_* flags.  Every call is qualified with this schema, so
+ * search_path can never redirect it.
+ */
+JobqConn   *jobq_connect_ex(const char *conninfo, const char *schema,
+							unsigned flags);
+
+/* jobq_disconnect: close and free the connection (NULL-safe).  Jobs, job
+ * lists and rows obtained from it stay valid: they are independent. */
+void		jobq_disconnect(JobqConn *conn);
+
+/*
+ * jobq_reconnect: drop the server connection and open a new one with the
+ * same parameters.  Prepared statements and LISTENs are set up again
+ * lazily.  Claimed jobs keep their leases and tokens (they are server
+ * state), so a worker can still complete them after reconnecting.
+ * Returns JOBQ_OK or JOBQ_ERR (JOBQ_ERR_CONNECTION).
+ */
+int			jobq_reconnect(JobqConn *conn);
+
+/* jobq_is_connected: 1 when libpq considers the connection usable.  A dead
+ * peer is often only noticed by the next call, which then fails with
+ * JOBQ_ERR_CONNECTION. */
+int			jobq_is_connected(const JobqConn *conn);
+
+/* Error state of the last call on conn (NULL conn: JOBQ_ERR_OOM, "out of
+ * memory", NULL sqlstate). */
+JobqErrorClass jobq_status(const JobqConn *conn);
+const char *jobq_errmsg(const JobqConn *conn);	/* "" on success */
+const char *jobq_sqlstate(const JobqConn *conn);	/* NULL unless the server
+													 * sent one */
+JobqAction	jobq_error_action(const JobqConn *conn);
+
+/* jobq_schema: the API schema in use (owned by conn). */
+const char *jobq_schema(const JobqConn *conn);
+
+/*
+ * jobq_socket / jobq_pgconn: escape hatches.  The PGconn stays owned by
+ * conn; use it for your own transactions (BEGIN; jobq_enqueue(...); your
+ * INSERT; COMMIT makes the enqueue transactional), never PQfinish it, and
+ * leave it idle (no pending results) before the next jobq_* call.
+ */
+int			jobq_socket(const JobqConn *conn);
+struct pg_conn *jobq_pgconn(JobqConn *conn);
+
+/* ----------------------------------------------------------------------
+ * Queues (role jobq_admin)
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Queue settings.  Every field -1 = the server default (create) or
+ * unchanged (alter).  Durations in seconds.
+ */
+typedef struct JobqQueueOpts
+{
+	int			lease_s;		/* 1..86400, default 300 */
+	int			max_attempts;	/* 1..1000, default 25 */
+	int			backoff_base_s; /* 0..86400, default 1 */
+	int			backoff_cap_s;	/* base..365 days, default 3600 */
+	int			completed_retention_s;	/* 0..3650 days, default 1 day */
+	int			dead_retention_s;	/* 0..3650 days, default 14 days */
+	int			notify;			/* 0 or 1, default 1 */
+} JobqQueueOpts;
+
+#define JOBQ_QUEUE_OPTS_INIT { -1, -1, -1, -1, -1, -1, -1 }
+
+/* opts may be NULL (all defaults).  Existing queue: JOBQ_ERR_SERVER,
+ * SQLSTATE 42710. */
+int			jobq_create_queue(JobqConn *conn, const char *queue,
+							  const JobqQueueOpts *opts);
+/* opts may be NULL (no change).  Unknown queue: JOBQ_ERR_NOT_FOUND. */
+int			jobq_alter_queue(JobqConn *conn, const char *queue,
+							 const JobqQueueOpts *opts);
+/* Live jobs and !force: JOBQ_ERR_SERVER, SQLSTATE 55006. */
+int			jobq_drop_queue(JobqConn *conn, const char *queue, int force);
+int			jobq_pause(JobqConn *conn, const char *queue);
+int			jobq_resume(JobqConn *conn, const char *queue);
+
+/* jobq_queues: all queues and their settings, one row each (caller frees
+ * with jobq_rows_free).  NULL on error. */
+JobqRows   *jobq_queues(JobqConn *conn);
+
+/* ----------------------------------------------------------------------
+ * Producing (role jobq_producer)
+ * ---------------------------------------------------------------------- */
+
+/* Enqueue options; NULL means JOBQ_ENQUEUE_OPTS_INIT. */
+typedef struct JobqEnqueueOpts
+{
+	int			delay_s;		/* -1 = none; 0..365 days */
+	const char *run_at;			/* NULL, or a timestamptz literal such as
+								 * "2030-01-01 00:00:00+00"; not with
+								 * delay_s */
+	int			priority;		/* -1000..1000, lower runs first; 0 */
+	int			max_attempts;	/* -1 = queue default; 1..1000 */
+	const char *dedupe_key;		/* NULL = none; 1..512 bytes.  A live job
+								 * with the same key in the queue is
+								 * returned instead of a new one */
+} JobqEnqueueOpts;
+
+#define JOBQ_ENQUEUE_OPTS_INIT { -1, NULL, 0, -1, NULL }
+
+/*
+ * jobq_enqueue: add one job.  payload is JSON text of payload_len bytes
+ * (need not be NUL-terminated).  On success stores the job id in *id_out
+ * (may be NULL) and returns JOBQ_OK.  Unknown queue: JOBQ_ERR_NOT_FOUND;
+ * invalid JSON: JOBQ_ERR_SERVER 22P02; over the size limit: 54000.
+ */
+int			jobq_enqueue(JobqConn *conn, const char *queue,
+						 const char *payload, size_t payload_len,
+						 const JobqEnqueueOpts *opts, int64_t *id_out);
+
+/*
+ * jobq_enqueue_batch: add n jobs (1..10000) in one statement and one
+ * transaction: all or nothing.  payloads[i] has payload_lens[i] bytes.
+ * dedupe_keys is NULL or n entries (NULL entries = no key); opts->dedupe_key
+ * must then be NULL.  ids_out and created_out, when not NULL, have room for
+ * n entries and receive, in input order, each job's id and 1 when it was
+ * created (0 when an existing live job with its dedupe key was returned).
+ */
+int			jobq_enqueue_batch(JobqConn *conn, const char *queue, size_t n,
+							   const char *const *payloads,
+							   const size_t *payload_lens,
+							   const char *const *dedupe_keys,
+							   const JobqEnqueueOpts *opts,
+							   int64_t *ids_out, int *created_out);
+
+/* ----------------------------------------------------------------------
+ * Consuming (role jobq_worker)
+ * ---------------------------------------------------------------------- */
+
+/*
+ * jobq_claim: claim up to max_jobs (1..1000) ready jobs from the nqueues
+ * (>= 1) queues in (priority, run_at, id) order, each with a lease of
+ * lease_s seconds (-1 = each queue's lease).  worker (NULL allowed) is
+ * recorded for operators.  Returns a list, possibly empty (no work, unknown
+ * or paused queues), owned by the caller (jobq_joblist_free); NULL on error.
+ */
+JobqJobList *jobq_claim(JobqConn *conn, const char *const *queues,
+						int nqueues, int max_jobs, int lease_s,
+						const char *worker);
+
+/*
+ * jobq_claim_wait: jobq_claim that, when nothing is ready, waits on the
+ * server up to wait_ms (0..300000) for a job to be enqueued (woken by the
+ * enqueue's commit when the extension is preloaded, else by its polling)
+ * and claims it.  At most JOBQ_CLAIM_WAIT_QUEUES_MAX queues when waiting.
+ * The connection is busy for the whole wait; the claim runs at READ
+ * COMMITTED in its own statement.  wait_ms 0 is exactly jobq_claim.
+ */
+JobqJobList *jobq_claim_wait(JobqConn *conn, const char *const *queues,
+							 int nqueues, int max_jobs, int lease_s,
+							 const char *worker, int wait_ms);
+
+/*
+ * jobq_complete: finish a claimed job.  result is NULL or JSON text of
+ * result_len bytes, stored with the job.  JOBQ_OK when completed now or
+ * already completed with this same token (idempotent).  JOBQ_ERR with
+ * JOBQ_ERR_STALE when the token is stale or the job unknown: nothing
+ * changed, and the handler's work must be assumed to run again.
+ */
+int			jobq_complete(JobqConn *conn, int64_t id, const char *token,
+						  const char *result, size_t result_len);
+
+/*
+ * jobq_complete_batch: complete n (1..1000) jobs in one statement.  Stale
+ * tokens are not an error: accepted_out (NULL or room for n) gets 1 for
+ * each job completed, 0 for each stale one, in input order; *naccepted (may
+ * be NULL) the number completed.  results is NULL (no results) or n entries
+ * (NULL = no result) with lengths in result_lens.
+ */
+int			jobq_complete_batch(JobqConn *conn, size_t n, const int64_t *ids,
+								const char *const *tokens,
+								const char *const *results,
+								const size_t *result_lens,
+								int *accepted_out, size_t *naccepted);
+
+/*
+ * jobq_complete_and_claim: complete n (0..1000) jobs as jobq_complete_batch
+ * does, and claim the next ones as jobq_claim does, in ONE round trip
+ * (libpq pipeline mode) and one transaction: if either part fails, neither
+ * happened, and the call can be repeated.  Returns the new claim's list
+ * (caller frees) or NULL on error.
+ */
+JobqJobList *jobq_complete_and_claim(JobqConn *conn, size_t n,
+									 const int64_t *ids,
+									 const char *const *tokens,
+									 int *accepted_out,
+									 const char *const *queues, int nqueues,
+									 int max_jobs, int lease_s,
+									 const char *worker);
+
+/*
+ * jobq_fail: report a failed attempt.  error (NULL allowed) is kept with
+ * the job (truncated by the server to 4096 bytes).  retry_in_s: -1 = the
+ * queue's exponential backoff, else 0..365 days.  permanent != 0 sends the
+ * job to dead now.  On JOBQ_OK, *new_state (may be NULL) is
+ * JOBQ_STATE_READY or JOBQ_STATE_DEAD.  Stale token: JOBQ_ERR_STALE.
+ */
+int			jobq_fail(JobqConn *conn, int64_t id, const char *token,
+					  const char *error, int retry_in_s, int permanent,
+					  JobqState *new_state);
+
+/*
+ * jobq_extend: renew the lease to now + lease_s (-1 = the queue's lease),
+ * measured on the server clock.  The heartbeat of long handlers.  Stale
+ * token: JOBQ_ERR_STALE (stop working on the job).
+ */
+int			jobq_extend(JobqConn *conn, int64_t id, const char *token,
+						int lease_s);
+
+/* jobq_release: give a claimed job back (ready again, attempt returned).
+ * Stale token: JOBQ_ERR_STALE. */
+int			jobq_release(JobqConn *conn, int64_t id, const char *token);
+
+/*
+ * jobq_sweep: requeue expired leases and purge history past retention, for
+ * one queue or all (queue NULL), at most max_rows rows per step (-1 =
+ * 1000; 1..100000).  Counts go to the non-NULL out arguments.  Safe to call
+ * from any number of workers at once.
+ */
+int			jobq_sweep(JobqConn *conn, const char *queue, int max_rows,
+					   int64_t *requeued, int64_t *dead, int64_t *purged);
+
+/*
+ * jobq_wait_for_work: wait until one of the queues may have work.  LISTENs
+ * on the channels "jobq.<queue>" (once per connection) and waits on the
+ * connection socket for a notification, at most timeout_ms (>= 0).
+ * Returns 1 when woken (a notification arrived, or LISTEN was just issued
+ * for a new channel: a job enqueued before it would have been missed, so
+ * claim again), 0 on timeout or when interrupted by a signal (check your
+ * flags, then call again), JOBQ_ERR on error (usually connection lost).
+ * Notifications are hints: always claim after waking, and poll (claim
+ * after a timeout) as well.  With JOBQ_CONNECT_NO_LISTEN it only sleeps
+ * timeout_ms and returns 0.  Do not call it inside a transaction:
+ * notifications are delivered only between transactions.
+ */
+int			jobq_wait_for_work(JobqConn *conn, const char *const *queues,
+							   int nqueues, int timeout_ms);
+
+/* ----------------------------------------------------------------------
+ * Claimed jobs.  Accessors never fail on a valid job; strings are owned by
+ * the job.  A NULL job gives 0 / NULL.
+ * ---------------------------------------------------------------------- */
+
+size_t		jobq_joblist_count(const JobqJobList *list);
+/* Borrowed: valid while the list lives; NULL when i is out of range. */
+const JobqJob *jobq_joblist_get(const JobqJobList *list, size_t i);
+void		jobq_joblist_free(JobqJobList *list);
+
+int64_t		jobq_job_id(const JobqJob *job);
+const char *jobq_job_queue(const JobqJob *job);
+/* JSON text, NUL-terminated; its length (without the NUL) to *len. */
+const char *jobq_job_payload(const JobqJob *job, size_t *len);
+int			jobq_job_attempt(const JobqJob *job);	/* 1 on the first run */
+int			jobq_job_max_attempts(const JobqJob *job);
+const char *jobq_job_token(const JobqJob *job);
+/* The lease deadline as the server printed it (timestamptz text). */
+const char *jobq_job_locked_until(const JobqJob *job);
+const char *jobq_job_enqueued_at(const JobqJob *job);
+/*
+ * Milliseconds of lease left when the server answered, computed on the
+ * server clock, so a skewed client clock does not matter: schedule the
+ * heartbeat (jobq_extend) from this with a monotonic clock.
+ */
+int64_t		jobq_job_lease_ms(const JobqJob *job);
+
+/* jobq_job_dup: an independent copy (caller frees), NULL when out of
+ * memory.  Use it to keep a job after freeing its list. */
+JobqJob    *jobq_job_dup(const JobqJob *job);
+/* jobq_job_free: only for jobs from jobq_job_dup (NULL-safe); never for
+ * jobs borrowed from a list. */
+void		jobq_job_free(JobqJob *job);
+
+/* ----------------------------------------------------------------------
+ * Operating (stats: jobq_producer/jobq_monitor; job, list: jobq_monitor;
+ * retry, cancel, purge: jobq_admin)
+ * ---------------------------------------------------------------------- */
+
+/* jobq_stats: one row per queue (queue NULL = all, unknown queue = no
+ * row): queue, paused, ready, delayed, running, expired, dead, completed,
+ * cancelled, oldest_ready_age, stale_acks. */
+JobqRows   *jobq_stats(JobqConn *conn, const char *queue);
+
+/* jobq_job_info: everything about one job, live or finished, as one row
+ * (see jobq_job in doc/sql-semantics.md).  No such job: NULL with
+ * JOBQ_ERR_NOT_FOUND. */
+JobqRows   *jobq_job_info(JobqConn *conn, int64_t id);
+
+/* jobq_list: jobs of a queue ordered by id; state NULL or one of ready,
+ * delayed, running, completed, dead, cancelled; max_rows -1 = 100. */
+JobqRows   *jobq_list(JobqConn *conn, const char *queue, const char *state,
+					  int max_rows);
+
+/* jobq_retry: dead -> ready.  Not found: JOBQ_ERR_NOT_FOUND; not dead, or
+ * its dedupe key is taken by a live job: JOBQ_ERR_STATE. */
+int			jobq_retry(JobqConn *conn, int64_t id);
+/* jobq_retry_queue: retry every dead job of a queue; count to *n. */
+int			jobq_retry_queue(JobqConn *conn, const char *queue, int64_t *n);
+/* jobq_cancel: ready or dead -> cancelled.  Not found: JOBQ_ERR_NOT_FOUND;
+ * other states (running, finished): JOBQ_ERR_STATE. */
+int			jobq_cancel(JobqConn *conn, int64_t id);
+/* jobq_purge: delete finished jobs (state NULL = completed, dead and
+ * cancelled) finished at least older_than_s ago (-1 = 0); count to *n. */
+int			jobq_purge(JobqConn *conn, const char *queue, const char *state,
+					   int older_than_s, int64_t *n);
+
+/* ----------------------------------------------------------------------
+ * Result tables.  Values are the server's text forms, owned by rows.
+ * ---------------------------------------------------------------------- */
+
+size_t		jobq_rows_count(const JobqRows *rows);
+int			jobq_rows_ncols(const JobqRows *rows);
+const char *jobq_rows_colname(const JobqRows *rows, int col);
+/* -1 when there is no such column */
+int			jobq_rows_colindex(const JobqRows *rows, const char *name);
+/* NULL for SQL NULL or out-of-range row/col */
+const char *jobq_rows_value(const JobqRows *rows, size_t row, int col);
+/* By column name: NULL when missing or SQL NULL. */
+const char *jobq_rows_get(const JobqRows *rows, size_t row, const char *name);
+/* Integer column by name; 0 when missing or NULL. */
+int64_t		jobq_rows_get_int64(const JobqRows *rows, size_t row,
+								const char *name);
+/*
+ * jobq_rows_json: the rows as a JSON array of objects (numbers and booleans
+ * unquoted, json/jsonb columns embedded, NULL as null).  Caller frees with
+ * jobq_free; NULL when out of memory.
+ */
+char	   *jobq_rows_json(const JobqRows *rows);
+void		jobq_rows_free(JobqRows *rows);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* JOBQ_CLIENT_H */

@@ -1,0 +1,498 @@
+/*-------------------------------------------------------------------------
+ *
+ * conn.c
+ *	  Connections: connect, reconnect, disconnect, and the one place where
+ *	  statements are prepared and executed.
+ *
+ * Every statement libjobq sends is one of the fixed texts below with the
+ * API schema substituted once, at connect time, as a quoted identifier.
+ * The schema passed the allow-list first, so the quoting is belt and
+ * braces; user data only ever travels as parameters.  Function names,
+ * casts and operators are qualified (pg_catalog.*, OPERATOR(pg_catalog.-))
+ * so that nothing an untrusted role puts on the search_path can capture a
+ * call.
+ *
+ * Statements are prepared by name on first use, once per server session
+ * (JOBQ_CONNECT_NO_PREPARE switches to unnamed statements for poolers
+ * that cannot keep them).  The session is new after jobq_reconnect, so
+ * the "prepared" flags are reset there.
+ *
+ * Copyright (c) 2025, jobq authors
+ *
+ * IDENTIFICATION
+ *	  client/src/conn.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobq-int.h"
+
+/*
+ * The columns of a claim: the SQL function's, plus the lease left in
+ * seconds on the server clock (see jobq_job_lease_ms).
+ */
+#define CLAIM_COLUMNS \
+	"c.id, c.queue, c.payload, c.attempt, c.max_attempts, c.token, " \
+	"c.locked_until, c.enqueued_at, " \
+	"pg_catalog.date_part('epoch', c.locked_until OPERATOR(pg_catalog.-) " \
+	"pg_catalog.clock_timestamp())"
+
+/* Indexed by JobqStmt; "%s" is the quoted schema. */
+static const char *const stmt_templates[STMT__COUNT] = {
+	[STMT_ENQUEUE] =
+	"SELECT %s.jobq_enqueue($1::pg_catalog.text, $2::pg_catalog.jsonb, "
+	"$3::pg_catalog.timestamptz, $4::pg_catalog.interval, $5::pg_catalog.int4, "
+	"$6::pg_catalog.int4, $7::pg_catalog.text)",
+	[STMT_ENQUEUE_BATCH] =
+	"SELECT b.id, b.created FROM %s.jobq_enqueue_batch($1::pg_catalog.text, "
+	"$2::pg_catalog.jsonb[], $3::pg_catalog.timestamptz, $4::pg_catalog.interval, "
+	"$5::pg_catalog.int4, $6::pg_catalog.int4, $7::pg_catalog.text[]) AS b",
+	[STMT_CLAIM_ONE] =
+	"SELECT " CLAIM_COLUMNS " FROM %s.jobq_claim($1::pg_catalog.text, "
+	"$2::pg_catalog.text, $3::pg_catalog.int4, $4::pg_catalog.interval, " \
+	"$5::pg_catalog.interval) AS c",
+	[STMT_CLAIM_ANY] =
+	"SELECT " CLAIM_COLUMNS " FROM %s.jobq_claim($1::pg_catalog.text[], "
+	"$2::pg_catalog.text, $3::pg_catalog.int4, $4::pg_catalog.interval, " \
+	"$5::pg_catalog.interval) AS c",
+	[STMT_COMPLETE] =
+	"SELECT %s.jobq_complete($1::pg_catalog.int8, $2::pg_catalog.uuid, "
+	"$3::pg_catalog.jsonb)",
+	[STMT_COMPLETE_BATCH] =
+	"SELECT a FROM %s.jobq_complete_batch($1::pg_catalog.int8[], "
+	"$2::pg_catalog.uuid[], $3::pg_catalog.jsonb[]) AS a",
+	[STMT_FAIL] =
+	"SELECT %s.jobq_fail($1::pg_catalog.int8, $2::pg_catalog.uuid, "
+	"$3::pg_catalog.text, $4::pg_catalog.interval, $5::pg_catalog.bool)",
+	[STMT_EXTEND] =
+	"SELECT %s.jobq_extend($1::pg_catalog.int8, $2::pg_catalog.uuid, "
+	"$3::pg_catalog.interval)",
+	[STMT_RELEASE] =
+	"SELECT %s.jobq_release($1::pg_catalog.int8, $2::pg_catalog.uuid)",
+	[STMT_SWEEP] =
+	"SELECT s.requeued, s.dead, s.purged FROM %s.jobq_sweep($1::pg_catalog.text, "
+	"$2::pg_catalog.int4) AS s",
+	[STMT_STATS] =
+	"SELECT * FROM %s.jobq_stats($1::pg_catalog.text)",
+	[STMT_JOB] =
+	"SELECT * FROM %s.jobq_job($1::pg_catalog.int8)",
+	[STMT_LIST] =
+	"SELECT * FROM %s.jobq_list($1::pg_catalog.text, $2::pg_catalog.text, "
+	"$3::pg_catalog.int4)",
+	[STMT_QUEUES] =
+	"SELECT * FROM %s.jobq_queues()",
+	[STMT_RETRY] =
+	"SELECT %s.jobq_retry($1::pg_catalog.int8)",
+	[STMT_RETRY_QUEUE] =
+	"SELECT %s.jobq_retry($1::pg_catalog.text)",
+	[STMT_CANCEL] =
+	"SELECT %s.jobq_cancel($1::pg_catalog.int8)",
+	[STMT_PURGE] =
+	"SELECT %s.jobq_purge($1::pg_catalog.text, $2::pg_catalog.text, "
+	"$3::pg_catalog.interval)",
+	[STMT_PAUSE] =
+	"SELECT %s.jobq_pause($1::pg_catalog.text)",
+	[STMT_RESUME] =
+	"SELECT %s.jobq_resume($1::pg_catalog.text)",
+	[STMT_DROP_QUEUE] =
+	"SELECT %s.jobq_drop_queue($1::pg_catalog.text, $2::pg_catalog.bool)",
+	[STMT_ALTER_QUEUE] =
+	"SELECT %s.jobq_alter_queue($1::pg_catalog.text, $2::pg_catalog.interval, "
+	"$3::pg_catalog.int4, $4::pg_catalog.interval, $5::pg_catalog.interval, "
+	"$6::pg_catalog.interval, $7::pg_catalog.interval, $8::pg_catalog.bool)",
+};
+
+/*
+ * reset_session_state: forget what lived in the previous server session.
+ */
+static void
+reset_session_state(JobqConn *conn)
+{
+	size_t		i;
+
+	memset(conn->prepared, 0, sizeof(conn->prepared));
+	for (i = 0; i < conn->nchannels; i++)
+		free(conn->channels[i]);
+	conn->nchannels = 0;
+}
+
+/*
+ * build_statements: quote the schema and render every statement text.
+ * Needs a live PGconn for PQescapeIdentifier.  Returns JOBQ_OK or JOBQ_ERR
+ * (out of memory).  Done once: the schema never changes.
+ */
+static int
+build_statements(JobqConn *conn)
+{
+	int			i;
+
+	if (conn->qschema != NULL)
+		return JOBQ_OK;
+	{
+		char	   *q = PQescapeIdentifier(conn->pg, conn->schema,
+										   strlen(conn->schema));
+
+		if (q == NULL)
+		{
+			jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
+			return JOBQ_ERR;
+		}
+		conn->qschema = jobq_strdup(q);
+		PQfreemem(q);
+		if (conn->qschema == NULL)
+		{
+			jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
+			return JOBQ_ERR;
+		}
+	}
+	for (i = 0; i < STMT__COUNT; i++)
+	{
+		size_t		size = strlen(stmt_templates[i]) + strlen(conn->qschema) + 1;
+
+		conn->sql[i] = malloc(size);
+		if (conn->sql[i] == NULL)
+		{
+			jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
+			return JOBQ_ERR;
+		}
+		snprintf(conn->sql[i], size, stmt_templates[i], conn->qschema);
+	}
+	return JOBQ_OK;
+}
+
+/*
+ * discard_notice: libpq prints server notices (and the FATAL of a killed
+ * session) to stderr by default; a library must not write to its host
+ * program's stderr, and every condition that matters reaches the caller
+ * as an error class instead.
+ */
+static void
+discard_notice(void *arg, const char *message)
+{
+	(void) arg;
+	(void) message;
+}
+
+/*
+ * open_session: (re)connect conn->pg with the stored conninfo.
+ *
+ * client_encoding is forced to UTF8 by listing it after the conninfo,
+ * which libpq lets override anything the conninfo said: every byte we
+ * send or read is then UTF-8 whatever the server or environment default,
+ * which closes the multibyte-escaping class of bugs (CVE-2006-2313).
+ */
+static int
+open_session(JobqConn *conn)
+{
+	const char *keywords[4];
+	const char *values[4];
+	int			k = 0;
+
+	if (conn->pg != NULL)
+	{
+		PQfinish(conn->pg);
+		conn->pg = NULL;
+	}
+	reset_session_state(conn);
+
+	if (conn->conninfo != NULL && conn->conninfo[0] != '\0')
+	{
+		keywords[k] = "dbname";
+		values[k++] = conn->conninfo;
+	}
+	keywords[k] = "client_encoding";
+	values[k++] = "UTF8";
+	keywords[k] = "fallback_application_name";
+	values[k++] = "libjobq";
+	keywords[k] = NULL;
+	values[k] = NULL;
+
+	conn->pg = PQconnectdbParams(keywords, values, 1);
+	if (conn->pg == NULL)
+	{
+		jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
+		return JOBQ_ERR;
+	}
+	if (PQstatus(conn->pg) != CONNECTION_OK)
+	{
+		jobq_set_error(conn, JOBQ_ERR_CONNECTION, "%s", PQerrorMessage(conn->pg));
+		return JOBQ_ERR;
+	}
+	PQsetNoticeProcessor(conn->pg, discard_notice, NULL);
+	if (strcmp(pg_encoding_to_char(PQclientEncoding(conn->pg)), "UTF8") != 0)
+	{
+		jobq_set_error(conn, JOBQ_ERR_CONNECTION,
+					   "could not set client_encoding to UTF8 (got %s)",
+					   pg_encoding_to_char(PQclientEncoding(conn->pg)));
+		PQfinish(conn->pg);
+		conn->pg = NULL;
+		return JOBQ_ERR;
+	}
+	return build_statements(conn);
+}
+
+JobqConn *
+jobq_connect(const char *conninfo)
+{
+	return jobq_connect_ex(conninfo, NULL, JOBQ_CONNECT_DEFAULT);
+}
+
+/*
+ * jobq_connect_ex: see jobq-client.h.  The handle is returned even when
+ * the schema is invalid or the connection fails, so that the caller can
+ * read the error; only an allocation failure yields NULL.
+ */
+JobqConn *
+jobq_connect_ex(const char *conninfo, const char *schema, unsigned flags)
+{
+	JobqConn   *conn = calloc(1, sizeof(JobqConn));
+
+	if (conn == NULL)
+		return NULL;
+	conn->flags = flags;
+	conn->schema = jobq_strdup(schema ? schema : "public");
+	if (conn->schema == NULL ||
+		(conninfo != NULL && (conn->conninfo = jobq_strdup(conninfo)) == NULL))
+	{
+		jobq_disconnect(conn);
+		return NULL;
+	}
+	jobq_clear_error(conn);
+	if (!jobq_valid_schema_name(conn->schema))
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "invalid schema name: only lowercase letters, digits and "
+					   "single inner '_' or '-' are allowed, at most %d bytes",
+					   JOBQ_SCHEMA_NAME_MAX);
+		return conn;
+	}
+	if (open_session(conn) != JOBQ_OK && conn->err == JOBQ_ERR_OOM &&
+		conn->pg == NULL)
+	{
+		/* PQconnectdbParams itself could not allocate */
+		jobq_disconnect(conn);
+		return NULL;
+	}
+	return conn;
+}
+
+void
+jobq_disconnect(JobqConn *conn)
+{
+	int			i;
+
+	if (conn == NULL)
+		return;
+	if (conn->pg != NULL)
+		PQfinish(conn->pg);
+	conn->pg = NULL;
+	reset_session_state(conn);
+	free(conn->channels);
+	for (i = 0; i < STMT__COUNT; i++)
+		free(conn->sql[i]);
+	free(conn->qschema);
+	free(conn->schema);
+	free(conn->conninfo);
+	free(conn);
+}
+
+/*
+ * jobq_reconnect: a fresh session with the same parameters.  PQreset is
+ * not used because it keeps the PGconn of a connection that may have been
+ * half-open; a new PQconnectdbParams starts from a clean slate.
+ */
+int
+jobq_reconnect(JobqConn *conn)
+{
+	if (conn == NULL)
+		return JOBQ_ERR;
+	jobq_clear_error(conn);
+	if (!jobq_valid_schema_name(conn->schema))
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT, "invalid schema name");
+		return JOBQ_ERR;
+	}
+	return open_session(conn);
+}
+
+int
+jobq_is_connected(const JobqConn *conn)
+{
+	return conn != NULL && conn->pg != NULL &&
+		PQstatus(conn->pg) == CONNECTION_OK && conn->qschema != NULL;
+}
+
+const char *
+jobq_schema(const JobqConn *conn)
+{
+	return conn ? conn->schema : NULL;
+}
+
+int
+jobq_socket(const JobqConn *conn)
+{
+	return (conn && conn->pg) ? PQsocket(conn->pg) : -1;
+}
+
+struct pg_conn *
+jobq_pgconn(JobqConn *conn)
+{
+	return conn ? conn->pg : NULL;
+}
+
+/*
+ * jobq_ensure_connected: JOBQ_OK when calls can be sent.  Does not
+ * reconnect on its own: a reconnect silently drops the session (its
+ * LISTENs, an open transaction of the caller), so it is the caller's
+ * decision (jobq_reconnect).
+ */
+int
+jobq_ensure_connected(JobqConn *conn)
+{
+	if (conn->pg == NULL || PQstatus(conn->pg) != CONNECTION_OK ||
+		conn->qschema == NULL)
+	{
+		jobq_set_error(conn, JOBQ_ERR_CONNECTION,
+					   "not connected to the server; call jobq_reconnect()");
+		return JOBQ_ERR;
+	}
+	return JOBQ_OK;
+}
+
+/*
+ * jobq_prepare: prepare stmt in this session unless done already.
+ * Returns JOBQ_OK or JOBQ_ERR with the error set.
+ */
+int
+jobq_prepare(JobqConn *conn, JobqStmt stmt)
+{
+	char		name[32];
+	PGresult   *res;
+
+	if (conn->prepared[stmt] || (conn->flags & JOBQ_CONNECT_NO_PREPARE))
+		return JOBQ_OK;
+	snprintf(name, sizeof(name), "jobq_%d", (int) stmt);
+	res = PQprepare(conn->pg, name, conn->sql[stmt], 0, NULL);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		jobq_set_result_error(conn, res);
+		PQclear(res);
+		return JOBQ_ERR;
+	}
+	PQclear(res);
+	conn->prepared[stmt] = 1;
+	return JOBQ_OK;
+}
+
+/*
+ * jobq_send: send stmt (asynchronously, for pipeline mode) with text
+ * parameters.  Statements must have been prepared before entering the
+ * pipeline.  Returns JOBQ_OK or JOBQ_ERR.
+ */
+int
+jobq_send(JobqConn *conn, JobqStmt stmt, int nparams,
+		  const char *const *values)
+{
+	int			ok;
+
+	if (conn->flags & JOBQ_CONNECT_NO_PREPARE)
+		ok = PQsendQueryParams(conn->pg, conn->sql[stmt], nparams, NULL,
+							   values, NULL, NULL, 0);
+	else
+	{
+		char		name[32];
+
+		snprintf(name, sizeof(name), "jobq_%d", (int) stmt);
+		ok = PQsendQueryPrepared(conn->pg, name, nparams, values, NULL, NULL, 0);
+	}
+	if (!ok)
+	{
+		jobq_set_result_error(conn, NULL);
+		return JOBQ_ERR;
+	}
+	return JOBQ_OK;
+}
+
+/*
+ * jobq_exec: run stmt with text parameters (all values NUL-terminated;
+ * NULL = SQL NULL) and return its result, which the caller PQclears.
+ * expect_tuples: 1 = the statement returns rows (every jobq statement
+ * does, as SELECT).  On failure returns NULL with the error set, and the
+ * connection is checked so that a lost one is reported as such.
+ */
+PGresult *
+jobq_exec(JobqConn *conn, JobqStmt stmt, int nparams,
+		  const char *const *values, int expect_tuples)
+{
+	PGresult   *res;
+
+	if (jobq_ensure_connected(conn) != JOBQ_OK)
+		return NULL;
+	if (conn->flags & JOBQ_CONNECT_NO_PREPARE)
+		res = PQexecParams(conn->pg, conn->sql[stmt], nparams, NULL, values,
+						   NULL, NULL, 0);
+	else
+	{
+		char		name[32];
+
+		if (jobq_prepare(conn, stmt) != JOBQ_OK)
+			return NULL;
+		snprintf(name, sizeof(name), "jobq_%d", (int) stmt);
+		res = PQexecPrepared(conn->pg, name, nparams, values, NULL, NULL, 0);
+	}
+	if (res == NULL ||
+		PQresultStatus(res) != (expect_tuples ? PGRES_TUPLES_OK : PGRES_COMMAND_OK))
+	{
+		jobq_note_failure(conn, res);
+		return NULL;
+	}
+	return res;
+}
+
+/*
+ * jobq_exec_sql: like jobq_exec for a statement text built at call time
+ * from constant fragments only (jobq_create_queue).  Unnamed, never
+ * prepared.
+ */
+PGresult *
+jobq_exec_sql(JobqConn *conn, const char *sql, int nparams,
+			  const char *const *values)
+{
+	PGresult   *res;
+
+	if (jobq_ensure_connected(conn) != JOBQ_OK)
+		return NULL;
+	res = PQexecParams(conn->pg, sql, nparams, NULL, values, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		jobq_note_failure(conn, res);
+		return NULL;
+	}
+	return res;
+}
+
+/*
+ * jobq_note_failure: record the error of a failed result and free it.
+ *
+ * NB: a prepared statement can fail with 26000 (it vanished: a pooler
+ * moved us to another backend, or someone ran DEALLOCATE ALL); forget the
+ * flags so the next call prepares again instead of failing forever.
+ */
+void
+jobq_note_failure(JobqConn *conn, PGresult *res)
+{
+	const char *state;
+
+	jobq_set_result_error(conn, res);
+	state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	if (state != NULL && strcmp(state, "26000") == 0)
+		memset(conn->prepared, 0, sizeof(conn->prepared));
+	if (res != NULL && (PQresultStatus(res) == PGRES_TUPLES_OK ||
+						PQresultStatus(res) == PGRES_COMMAND_OK))
+		jobq_set_error(conn, JOBQ_ERR_PROTOCOL,
+					   "unexpected result from the server");
+	PQclear(res);
+}

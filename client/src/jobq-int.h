@@ -1,0 +1,195 @@
+/*-------------------------------------------------------------------------
+ *
+ * jobq-int.h
+ *	  Private declarations of libjobq: the structs behind the opaque
+ *	  handles of jobq-client.h and helpers shared by the source files.
+ *
+ * Nothing here is part of the ABI.  Programs include jobq-client.h only;
+ * these structs may change in any release.
+ *
+ * A JobqConn owns its PGconn, the schema-qualified text of every
+ * statement, the per-connection "already prepared" flags (named prepared
+ * statements live in the server session, so they are forgotten on
+ * reconnect) and the set of channels it LISTENs on.
+ *
+ * Copyright (c) 2025, jobq authors
+ *
+ * IDENTIFICATION
+ *	  client/src/jobq-int.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JOBQ_INT_H
+#define JOBQ_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "jobq-client.h"
+
+#ifndef LIBPQ_HAS_PIPELINING
+#error "libjobq needs libpq 14 or later (pipeline mode)"
+#endif
+
+#define JOBQ_ERRMSG_SIZE 1024
+
+/* jobq_sweep / jobq_list defaults, the same as the SQL functions' */
+#define JOBQ_SWEEP_DEFAULT_ROWS 1000
+#define JOBQ_SWEEP_MAX_ROWS 100000
+#define JOBQ_LIST_DEFAULT_ROWS 100
+#define JOBQ_LIST_MAX_ROWS 100000
+#define JOBQ_RETENTION_MAX_S (3650 * 86400)
+
+#if defined(__GNUC__)
+#define JOBQ_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define JOBQ_PRINTF(f, a)
+#endif
+
+/*
+ * The fixed statements.  Each has a template with one "%s" for the quoted
+ * API schema (see stmt_templates in conn.c) and becomes the named
+ * prepared statement "jobq_<index>" on first use.
+ */
+typedef enum JobqStmt
+{
+	STMT_ENQUEUE = 0,
+	STMT_ENQUEUE_BATCH,
+	STMT_CLAIM_ONE,
+	STMT_CLAIM_ANY,
+	STMT_COMPLETE,
+	STMT_COMPLETE_BATCH,
+	STMT_FAIL,
+	STMT_EXTEND,
+	STMT_RELEASE,
+	STMT_SWEEP,
+	STMT_STATS,
+	STMT_JOB,
+	STMT_LIST,
+	STMT_QUEUES,
+	STMT_RETRY,
+	STMT_RETRY_QUEUE,
+	STMT_CANCEL,
+	STMT_PURGE,
+	STMT_PAUSE,
+	STMT_RESUME,
+	STMT_DROP_QUEUE,
+	STMT_ALTER_QUEUE,
+	STMT__COUNT
+} JobqStmt;
+
+/* Most parameters any statement takes */
+#define JOBQ_MAX_PARAMS 8
+
+struct JobqConn
+{
+	PGconn	   *pg;				/* NULL only after an out-of-memory */
+	char	   *conninfo;		/* as given (NULL = environment) */
+	char	   *schema;			/* validated API schema name */
+	unsigned	flags;			/* JOBQ_CONNECT_* */
+	char	   *sql[STMT__COUNT];	/* schema-qualified statement texts */
+	char	   *qschema;		/* the schema, quoted as an identifier */
+	unsigned char prepared[STMT__COUNT];	/* prepared in this session */
+
+	/* channels LISTENed on in this session ("jobq.<queue>") */
+	char	  **channels;
+	size_t		nchannels;
+	size_t		channels_cap;
+
+	/* error state of the last call */
+	JobqErrorClass err;
+	char		errmsg[JOBQ_ERRMSG_SIZE];
+	char		sqlstate[6];
+};
+
+struct JobqJob
+{
+	int64_t		id;
+	char	   *queue;
+	char	   *payload;
+	size_t		payload_len;
+	int			attempt;
+	int			max_attempts;
+	char		token[JOBQ_TOKEN_LEN + 1];
+	char	   *locked_until;
+	char	   *enqueued_at;
+	int64_t		lease_ms;
+	int			borrowed;		/* part of a JobqJobList: not freed alone */
+};
+
+struct JobqJobList
+{
+	size_t		n;
+	JobqJob    *jobs;
+};
+
+struct JobqRows
+{
+	PGresult   *res;			/* PGresults outlive their connection */
+};
+
+/* A growable byte buffer; "failed" latches after an allocation error. */
+typedef struct JobqBuf
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+	int			failed;
+} JobqBuf;
+
+/* error.c */
+void		jobq_clear_error(JobqConn *conn);
+void		jobq_set_error(JobqConn *conn, JobqErrorClass cls,
+						   const char *fmt,...) JOBQ_PRINTF(3, 4);
+void		jobq_set_result_error(JobqConn *conn, const PGresult *res);
+int			jobq_check_queue(JobqConn *conn, const char *queue);
+int			jobq_check_id(JobqConn *conn, int64_t id);
+int			jobq_check_token(JobqConn *conn, const char *token);
+int			jobq_check_range(JobqConn *conn, const char *what, long long v,
+							 long long lo, long long hi);
+
+/* buf.c */
+void		jobq_buf_init(JobqBuf *b);
+void		jobq_buf_free(JobqBuf *b);
+void		jobq_buf_append(JobqBuf *b, const char *s, size_t len);
+void		jobq_buf_puts(JobqBuf *b, const char *s);
+void		jobq_buf_printf(JobqBuf *b, const char *fmt,...) JOBQ_PRINTF(2, 3);
+void		jobq_buf_array_elem(JobqBuf *b, const char *s, size_t len);
+void		jobq_buf_json_string(JobqBuf *b, const char *s);
+char	   *jobq_strdup(const char *s);
+
+/* conn.c */
+int			jobq_ensure_connected(JobqConn *conn);
+PGresult   *jobq_exec(JobqConn *conn, JobqStmt stmt, int nparams,
+					  const char *const *values, int expect_tuples);
+int			jobq_send(JobqConn *conn, JobqStmt stmt, int nparams,
+					  const char *const *values);
+int			jobq_prepare(JobqConn *conn, JobqStmt stmt);
+PGresult   *jobq_exec_sql(JobqConn *conn, const char *sql, int nparams,
+						  const char *const *values);
+void		jobq_note_failure(JobqConn *conn, PGresult *res);
+
+/* job.c */
+char	   *jobq_copy_json(JobqConn *conn, const char *what, const char *text,
+						   size_t len);
+void		jobq_fmt_interval(char *buf, size_t size, int seconds);
+JobqJobList *jobq_joblist_from_result(JobqConn *conn, const PGresult *res);
+int			jobq_claim_params(JobqConn *conn, const char *const *queues,
+							  int nqueues, int max_jobs, int lease_s,
+							  const char *worker, int wait_ms, JobqBuf *arr,
+							  char *nbuf, char *lbuf, char *wbuf,
+							  const char **values, JobqStmt *stmt);
+int			jobq_complete_params(JobqConn *conn, size_t n,
+								 const int64_t *ids,
+								 const char *const *tokens,
+								 const char *const *results,
+								 const size_t *result_lens, JobqBuf *idarr,
+								 JobqBuf *tokarr, JobqBuf *resarr);
+void		jobq_mark_accepted(const PGresult *res, size_t n,
+							   const int64_t *ids, int *accepted_out,
+							   size_t *naccepted);
+
+#endif							/* JOBQ_INT_H */

@@ -1,0 +1,1479 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_libjobq.c
+ *	  Tests of libjobq against a real PostgreSQL server with the jobq
+ *	  extension installed (no mocks), hiredis test()/test_cond() style.
+ *
+ *	  JOBQ_TEST_DSN="host=... dbname=..." ./test/test-libjobq
+ *
+ * Covers the client-side rows of the bad-input table (RELIABILITY.md
+ * section 4: each must fail with the documented error class, before
+ * anything is sent when the client can tell) and the happy paths:
+ * enqueue, claim, complete, fail, extend, release, batches, the pipelined
+ * complete-and-claim, fencing with stale tokens, wait_for_work woken by
+ * NOTIFY and by timeout, stats, job detail, admin calls and reconnects.
+ *
+ * Every queue this test creates is named "t<pid>-..." and dropped at the
+ * end, so runs do not disturb each other or other data.  The database
+ * role must be a superuser or jobq_admin (the test also plants a hostile
+ * schema to check search_path cannot redirect calls, which needs CREATE).
+ *
+ * The last line printed is "N passed, N failed"; the exit status is
+ * non-zero when anything failed.
+ *
+ * Copyright (c) 2025, jobq authors
+ *
+ * IDENTIFICATION
+ *	  client/test/test_libjobq.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "jobq-client.h"
+
+static int	tests = 0;
+static int	fails = 0;
+static const char *dsn = "";
+static char qa[64],				/* main queue */
+			qb[64],				/* second queue (multi-queue claims) */
+			qw[64],				/* wait_for_work queue */
+			qp[64];				/* pipeline / batch queue */
+
+#define test(_s) do { printf("#%03d %-66s ", ++tests, _s); fflush(stdout); } while (0)
+#define test_cond(_c) do { \
+	if (_c) printf("PASSED\n"); \
+	else { printf("FAILED (line %d)\n", __LINE__); fails++; } \
+} while (0)
+
+/* the last call failed with class cls (and, when given, that SQLSTATE) */
+static int
+failed_with(JobqConn *c, JobqErrorClass cls, const char *sqlstate)
+{
+	int			ok = jobq_status(c) == cls &&
+		(sqlstate == NULL ||
+		 (jobq_sqlstate(c) && strncmp(jobq_sqlstate(c), sqlstate, strlen(sqlstate)) == 0));
+
+	if (!ok)
+		printf("\n      got %s sqlstate=%s: %s\n      ",
+			   jobq_error_name(jobq_status(c)),
+			   jobq_sqlstate(c) ? jobq_sqlstate(c) : "-", jobq_errmsg(c));
+	return ok;
+}
+
+static void
+msleep(int ms)
+{
+	struct timespec ts;
+
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (long) (ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* stat: one counter of jobq_stats for queue q, -1 on error */
+static int64_t
+qstat(JobqConn *c, const char *q, const char *col)
+{
+	JobqRows   *r = jobq_stats(c, q);
+	int64_t		v = -1;
+
+	if (r != NULL && jobq_rows_count(r) == 1)
+		v = jobq_rows_get_int64(r, 0, col);
+	jobq_rows_free(r);
+	return v;
+}
+
+/* job_state: the state of job id as jobq_job reports it ("" if none) */
+static void
+job_state(JobqConn *c, int64_t id, char *out, size_t size)
+{
+	JobqRows   *r = jobq_job_info(c, id);
+
+	snprintf(out, size, "%s", r && jobq_rows_get(r, 0, "state") ? jobq_rows_get(r, 0, "state") : "");
+	jobq_rows_free(r);
+}
+
+static int
+enq(JobqConn *c, const char *q, const char *json, int64_t *id)
+{
+	return jobq_enqueue(c, q, json, strlen(json), NULL, id);
+}
+
+/* claim1: claim one job from q; NULL when none or on error */
+static JobqJob *
+claim1(JobqConn *c, const char *q, int lease_s)
+{
+	const char *qs[1] = {q};
+	JobqJobList *l = jobq_claim(c, qs, 1, 1, lease_s, "test");
+	JobqJob    *j = NULL;
+
+	if (l != NULL && jobq_joblist_count(l) == 1)
+		j = jobq_job_dup(jobq_joblist_get(l, 0));
+	jobq_joblist_free(l);
+	return j;
+}
+
+/* exec_ok: run raw SQL on a fresh libpq connection (test setup only) */
+static int
+exec_ok(const char *sql)
+{
+	PGconn	   *pg = PQconnectdb(dsn);
+	PGresult   *res;
+
+	PQclear(PQexec(pg, "SET client_min_messages = warning"));
+	res = PQexec(pg, sql);
+	int			ok = PQresultStatus(res) == PGRES_COMMAND_OK ||
+		PQresultStatus(res) == PGRES_TUPLES_OK;
+
+	if (!ok)
+		printf("\n      setup SQL failed: %s", PQerrorMessage(pg));
+	PQclear(res);
+	PQfinish(pg);
+	return ok;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void
+test_pure(void)
+{
+	test("jobq_version matches the header");
+	test_cond(strcmp(jobq_version(), JOBQ_VERSION_STRING) == 0 &&
+			  JOBQ_VERSION_NUM == 100);
+
+	test("queue allow-list accepts good names");
+	test_cond(jobq_valid_queue_name("a") && jobq_valid_queue_name("mails") &&
+			  jobq_valid_queue_name("a_b-c9") && jobq_valid_queue_name("0") &&
+			  jobq_valid_queue_name("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+
+	test("queue allow-list rejects bad names");
+	{
+		const char *bad[] = {"", "Emails", "a b", "a'b", "a\"b", "a;b", "a--b", "a$b",
+			"a.b", "a/b", "a\nb", "a\tb", "\xc3\xa9t\xc3\xa9", "_a", "a_", "-a", "a-",
+			"a__b", "a_-b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL};
+		int			ok = !jobq_valid_queue_name(NULL);
+		int			i;
+
+		for (i = 0; bad[i]; i++)
+			if (jobq_valid_queue_name(bad[i]))
+			{
+				printf("\n      accepted \"%s\" ", bad[i]);
+				ok = 0;
+			}
+		test_cond(ok);
+	}
+
+	test("SQLSTATE classification (RELIABILITY.md section 3)");
+	test_cond(jobq_sqlstate_action("40001") == JOBQ_ACTION_RETRY &&
+			  jobq_sqlstate_action("40P01") == JOBQ_ACTION_RETRY &&
+			  jobq_sqlstate_action("25006") == JOBQ_ACTION_RECONNECT &&
+			  jobq_sqlstate_action("57P01") == JOBQ_ACTION_RECONNECT &&
+			  jobq_sqlstate_action("08006") == JOBQ_ACTION_RECONNECT &&
+			  jobq_sqlstate_action("08000") == JOBQ_ACTION_RECONNECT &&
+			  jobq_sqlstate_action("22023") == JOBQ_ACTION_NEVER &&
+			  jobq_sqlstate_action("22P02") == JOBQ_ACTION_NEVER &&
+			  jobq_sqlstate_action("42501") == JOBQ_ACTION_NEVER &&
+			  jobq_sqlstate_action("54000") == JOBQ_ACTION_NEVER &&
+			  jobq_sqlstate_action("53300") == JOBQ_ACTION_BACKOFF &&
+			  jobq_sqlstate_action(NULL) == JOBQ_ACTION_NONE);
+
+	test("error and state names");
+	test_cond(strcmp(jobq_error_name(JOBQ_ERR_STALE), "JOBQ_ERR_STALE") == 0 &&
+			  strcmp(jobq_state_name(JOBQ_STATE_DEAD), "dead") == 0 &&
+			  jobq_state_from_name("cancelled") == JOBQ_STATE_CANCELLED &&
+			  jobq_state_from_name("bogus") == JOBQ_STATE_UNKNOWN &&
+			  jobq_state_from_name(NULL) == JOBQ_STATE_UNKNOWN);
+
+	test("free functions and accessors are NULL-safe");
+	jobq_disconnect(NULL);
+	jobq_joblist_free(NULL);
+	jobq_job_free(NULL);
+	jobq_rows_free(NULL);
+	jobq_free(NULL);
+	test_cond(jobq_joblist_count(NULL) == 0 && jobq_joblist_get(NULL, 0) == NULL &&
+			  jobq_job_id(NULL) == 0 && jobq_job_token(NULL) == NULL &&
+			  jobq_rows_count(NULL) == 0 && jobq_rows_value(NULL, 0, 0) == NULL &&
+			  jobq_status(NULL) == JOBQ_ERR_OOM && jobq_job_dup(NULL) == NULL);
+}
+
+static void
+test_connect(void)
+{
+	JobqConn   *c;
+
+	test("connect with an invalid schema name: BAD_ARGUMENT, not connected");
+	c = jobq_connect_ex(dsn, "Bad Schema", 0);
+	test_cond(c != NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  !jobq_is_connected(c));
+	jobq_disconnect(c);
+
+	test("connect with a too long schema name: BAD_ARGUMENT");
+	c = jobq_connect_ex(dsn, "s123456789012345678901234567890123456789012345678901234567890123", 0);
+	test_cond(c != NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	jobq_disconnect(c);
+
+	test("connect to nowhere: CONNECTION with a message");
+	c = jobq_connect("host=/nonexistent-jobq-dir port=1 connect_timeout=2");
+	test_cond(c != NULL && failed_with(c, JOBQ_ERR_CONNECTION, NULL) &&
+			  strlen(jobq_errmsg(c)) > 0 && !jobq_is_connected(c));
+	test("calls on a failed connection fail with CONNECTION");
+	{
+		int64_t		id;
+
+		test_cond(jobq_enqueue(c, "a", "{}", 2, NULL, &id) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_CONNECTION, NULL));
+	}
+	jobq_disconnect(c);
+
+	test("connect: OK, client_encoding forced to UTF8");
+	c = jobq_connect(dsn);
+	{
+		PGresult   *r = NULL;
+
+		if (c && jobq_status(c) == JOBQ_ERR_NONE)
+			r = PQexec(jobq_pgconn(c), "SHOW client_encoding");
+		test_cond(r && PQresultStatus(r) == PGRES_TUPLES_OK &&
+				  strcmp(PQgetvalue(r, 0, 0), "UTF8") == 0 &&
+				  jobq_is_connected(c) && strcmp(jobq_schema(c), "public") == 0 &&
+				  jobq_socket(c) >= 0 && strcmp(jobq_errmsg(c), "") == 0);
+		PQclear(r);
+	}
+	jobq_disconnect(c);
+
+	test("client_encoding in the conninfo is overridden to UTF8");
+	{
+		char		buf[1024];
+		PGresult   *r = NULL;
+
+		snprintf(buf, sizeof(buf), "%s client_encoding=LATIN1", dsn);
+		c = jobq_connect(buf);
+		if (c && jobq_status(c) == JOBQ_ERR_NONE)
+			r = PQexec(jobq_pgconn(c), "SHOW client_encoding");
+		test_cond(r && strcmp(PQgetvalue(r, 0, 0), "UTF8") == 0);
+		PQclear(r);
+		jobq_disconnect(c);
+	}
+
+	test("API schema that does not exist: calls fail with a server error");
+	c = jobq_connect_ex(dsn, "no-such-schema", 0);
+	{
+		int64_t		id;
+		int			rc = jobq_enqueue(c, qa, "{}", 2, NULL, &id);
+
+		test_cond(jobq_status(c) != JOBQ_ERR_NONE || rc == JOBQ_ERR);
+		test("... and the error is classified SERVER 3F000 (never retry: 3F)");
+		test_cond(rc == JOBQ_ERR && failed_with(c, JOBQ_ERR_SERVER, "3F000"));
+	}
+	jobq_disconnect(c);
+}
+
+static void
+test_queues_admin(JobqConn *c)
+{
+	JobqQueueOpts o = JOBQ_QUEUE_OPTS_INIT;
+
+	test("create_queue with defaults");
+	test_cond(jobq_create_queue(c, qa, NULL) == JOBQ_OK);
+
+	test("create_queue with options");
+	o.lease_s = 30;
+	o.max_attempts = 3;
+	o.backoff_base_s = 0;
+	o.backoff_cap_s = 0;
+	o.notify = 1;
+	test_cond(jobq_create_queue(c, qb, &o) == JOBQ_OK &&
+			  jobq_create_queue(c, qw, NULL) == JOBQ_OK &&
+			  jobq_create_queue(c, qp, NULL) == JOBQ_OK);
+
+	test("create_queue twice: SERVER 42710");
+	test_cond(jobq_create_queue(c, qa, NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "42710"));
+
+	test("create_queue with lease 0: BAD_ARGUMENT");
+	o = (JobqQueueOpts) JOBQ_QUEUE_OPTS_INIT;
+	o.lease_s = 0;
+	test_cond(jobq_create_queue(c, "t-never", &o) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("create_queue with max_attempts 1001: BAD_ARGUMENT");
+	o = (JobqQueueOpts) JOBQ_QUEUE_OPTS_INIT;
+	o.max_attempts = 1001;
+	test_cond(jobq_create_queue(c, "t-never", &o) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("create_queue with uppercase name: BAD_ARGUMENT");
+	test_cond(jobq_create_queue(c, "Emails", NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("alter_queue: lease and max_attempts take effect");
+	o = (JobqQueueOpts) JOBQ_QUEUE_OPTS_INIT;
+	o.lease_s = 60;
+	o.max_attempts = 2;
+	o.backoff_base_s = 0;
+	o.backoff_cap_s = 0;
+	{
+		JobqRows   *r;
+		int			ok = jobq_alter_queue(c, qa, &o) == JOBQ_OK;
+		size_t		i;
+
+		r = jobq_queues(c);
+		ok = ok && r != NULL;
+		for (i = 0; r && i < jobq_rows_count(r); i++)
+			if (strcmp(jobq_rows_get(r, i, "queue"), qa) == 0)
+				ok = ok && jobq_rows_get_int64(r, i, "max_attempts") == 2;
+		jobq_rows_free(r);
+		test_cond(ok);
+	}
+
+	test("alter_queue with no options is a no-op");
+	test_cond(jobq_alter_queue(c, qa, NULL) == JOBQ_OK);
+
+	test("alter_queue of an unknown queue: NOT_FOUND (42704)");
+	test_cond(jobq_alter_queue(c, "t-no-such-queue", &o) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_NOT_FOUND, "42704"));
+
+	test("pause / resume unknown queue: NOT_FOUND");
+	test_cond(jobq_pause(c, "t-no-such-queue") == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_NOT_FOUND, NULL));
+}
+
+static void
+test_bad_input(JobqConn *c)
+{
+	int64_t		id = 0;
+	JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
+	const char *tok = "6f1c1f4e-5c37-4d4f-9a2b-1e8f4c6b7a10";
+	int64_t		ready0 = qstat(c, qa, "ready");
+
+	test("enqueue: NULL queue -> BAD_ARGUMENT");
+	test_cond(jobq_enqueue(c, NULL, "{}", 2, NULL, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	test("... the error action is NEVER (do not retry)");
+	test_cond(jobq_error_action(c) == JOBQ_ACTION_NEVER);
+
+	test("enqueue: empty queue -> BAD_ARGUMENT");
+	test_cond(jobq_enqueue(c, "", "{}", 2, NULL, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("enqueue: 49-byte queue -> BAD_ARGUMENT");
+	test_cond(jobq_enqueue(c, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "{}", 2,
+						   NULL, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("enqueue: 48-byte unknown queue reaches the server -> NOT_FOUND");
+	test_cond(jobq_enqueue(c, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "{}", 2,
+						   NULL, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_NOT_FOUND, "42704"));
+
+	test("enqueue: quotes, ';', '--', '$', space, dot, '/', control, non-ASCII");
+	{
+		const char *bad[] = {"a'b", "a\"b", "a;b", "a--b", "a$b", "a b", "a.b", "a/b",
+		"a\x01" "b", "caf\xc3\xa9", NULL};
+		int			ok = 1,
+					i;
+
+		for (i = 0; bad[i]; i++)
+			ok = ok && jobq_enqueue(c, bad[i], "{}", 2, NULL, &id) == JOBQ_ERR &&
+				failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		test_cond(ok);
+	}
+
+	test("enqueue: uppercase queue -> BAD_ARGUMENT");
+	test_cond(jobq_enqueue(c, "Emails", "{}", 2, NULL, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("enqueue: NULL payload -> BAD_ARGUMENT");
+	test_cond(jobq_enqueue(c, qa, NULL, 0, NULL, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("enqueue: payload with an embedded NUL byte -> BAD_ARGUMENT");
+	test_cond(jobq_enqueue(c, qa, "{\"a\":\"x\0y\"}", 11, NULL, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("enqueue: invalid JSON -> SERVER 22P02, nothing enqueued");
+	test_cond(jobq_enqueue(c, qa, "{not json", 9, NULL, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "22P02") &&
+			  jobq_error_action(c) == JOBQ_ACTION_NEVER);
+
+	test("enqueue: empty payload (0 bytes) -> SERVER 22P02");
+	test_cond(jobq_enqueue(c, qa, "", 0, NULL, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "22P02"));
+
+	test("enqueue: JSON with \\u0000 -> SERVER class 22 (jsonb rejects it)");
+	test_cond(enq(c, qa, "{\"a\":\"\\u0000\"}", &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "22"));
+
+	test("enqueue: invalid UTF-8 -> SERVER 22021");
+	test_cond(enq(c, qa, "{\"a\":\"\xff\xfe\"}", &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "22021"));
+
+	test("enqueue: payload over the server limit (1 MiB) -> SERVER 54000");
+	{
+		size_t		n = 1100 * 1024;
+		char	   *big = malloc(n + 8);
+
+		memset(big, 'x', n + 8);
+		memcpy(big, "{\"a\":\"", 6);
+		memcpy(big + n + 6, "\"}", 2);
+		test_cond(jobq_enqueue(c, qa, big, n + 8, NULL, &id) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_SERVER, "54000") &&
+				  jobq_error_action(c) == JOBQ_ACTION_NEVER);
+		free(big);
+	}
+
+	test("enqueue: payload over the 64 MiB hard limit -> BAD_ARGUMENT, not read");
+	/* the length check comes before any byte is read, so a lie is safe */
+	test_cond(jobq_enqueue(c, qa, "{}", (size_t) JOBQ_PAYLOAD_HARD_MAX + 1, NULL, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("enqueue: negative delay -> BAD_ARGUMENT");
+	eo.delay_s = -5;
+	test_cond(jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("enqueue: delay over 365 days / INT_MAX -> BAD_ARGUMENT");
+	eo.delay_s = JOBQ_DELAY_MAX_S + 1;
+	{
+		int			ok = jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+
+		eo.delay_s = 2147483647;
+		test_cond(ok && jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("enqueue: run_at and delay together -> BAD_ARGUMENT");
+	eo.delay_s = 5;
+	eo.run_at = "2030-01-01 00:00:00+00";
+	test_cond(jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("enqueue: run_at 'infinity' -> SERVER 22023");
+	eo = (JobqEnqueueOpts) JOBQ_ENQUEUE_OPTS_INIT;
+	eo.run_at = "infinity";
+	test_cond(jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "22"));
+
+	test("enqueue: run_at garbage -> SERVER class 22");
+	eo.run_at = "next tuesday'; DROP TABLE x; --";
+	test_cond(jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "22"));
+
+	test("enqueue: priority 1001 / -1001 -> BAD_ARGUMENT");
+	eo = (JobqEnqueueOpts) JOBQ_ENQUEUE_OPTS_INIT;
+	eo.priority = 1001;
+	{
+		int			ok = jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+
+		eo.priority = -1001;
+		test_cond(ok && jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("enqueue: max_attempts 0 / 1001 / -2 -> BAD_ARGUMENT");
+	eo = (JobqEnqueueOpts) JOBQ_ENQUEUE_OPTS_INIT;
+	{
+		int			ok = 1;
+		int			vals[] = {0, 1001, -2};
+		int			i;
+
+		for (i = 0; i < 3; i++)
+		{
+			eo.max_attempts = vals[i];
+			ok = ok && jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+				failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		}
+		test_cond(ok);
+	}
+
+	test("enqueue: dedupe key empty / 513 bytes -> BAD_ARGUMENT");
+	eo = (JobqEnqueueOpts) JOBQ_ENQUEUE_OPTS_INIT;
+	{
+		char		key[514];
+		int			ok;
+
+		eo.dedupe_key = "";
+		ok = jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		memset(key, 'k', 513);
+		key[513] = '\0';
+		eo.dedupe_key = key;
+		test_cond(ok && jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("none of the rejected enqueues created a job");
+	test_cond(qstat(c, qa, "ready") == ready0);
+
+	test("enqueue_batch: 0 and 10001 payloads -> BAD_ARGUMENT");
+	{
+		const char *p[1] = {"{}"};
+		size_t		l[1] = {2};
+
+		test_cond(jobq_enqueue_batch(c, qa, 0, p, l, NULL, NULL, NULL, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+				  jobq_enqueue_batch(c, qa, 10001, p, l, NULL, NULL, NULL, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("enqueue_batch: a NULL element -> BAD_ARGUMENT");
+	{
+		const char *p[2] = {"{}", NULL};
+		size_t		l[2] = {2, 0};
+
+		test_cond(jobq_enqueue_batch(c, qa, 2, p, l, NULL, NULL, NULL, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("enqueue_batch: one invalid JSON -> SERVER 22P02, none enqueued");
+	{
+		const char *p[3] = {"{\"ok\":1}", "{bad", "{\"ok\":2}"};
+		size_t		l[3] = {8, 4, 8};
+
+		test_cond(jobq_enqueue_batch(c, qa, 3, p, l, NULL, NULL, NULL, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_SERVER, "22P02") &&
+				  qstat(c, qa, "ready") == ready0);
+	}
+
+	test("enqueue_batch: an empty dedupe key -> BAD_ARGUMENT");
+	{
+		const char *p[2] = {"{}", "{}"};
+		size_t		l[2] = {2, 2};
+		const char *k[2] = {"x", ""};
+
+		test_cond(jobq_enqueue_batch(c, qa, 2, p, l, k, NULL, NULL, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("claim: NULL queue list / 0 queues / NULL element -> BAD_ARGUMENT");
+	{
+		const char *qs[2] = {qa, NULL};
+		JobqJobList *l1 = jobq_claim(c, NULL, 1, 1, -1, NULL);
+		int			ok1 = l1 == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		JobqJobList *l2 = jobq_claim(c, qs, 0, 1, -1, NULL);
+		int			ok2 = l2 == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		JobqJobList *l3 = jobq_claim(c, qs, 2, 1, -1, NULL);
+		int			ok3 = l3 == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+
+		test_cond(ok1 && ok2 && ok3);
+	}
+
+	test("claim: batch 0 / -1 / 1001 -> BAD_ARGUMENT");
+	{
+		const char *qs[1] = {qa};
+		int			ok = 1;
+		int			vals[] = {0, -1, 1001};
+		int			i;
+
+		for (i = 0; i < 3; i++)
+			ok = ok && jobq_claim(c, qs, 1, vals[i], -1, NULL) == NULL &&
+				failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		test_cond(ok);
+	}
+
+	test("claim: lease 0 / -5 / 86401 -> BAD_ARGUMENT");
+	{
+		const char *qs[1] = {qa};
+		int			ok = 1;
+		int			vals[] = {0, -5, 86401};
+		int			i;
+
+		for (i = 0; i < 3; i++)
+			ok = ok && jobq_claim(c, qs, 1, 1, vals[i], NULL) == NULL &&
+				failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		test_cond(ok);
+	}
+
+	test("claim: unknown (valid) queue -> empty list, not an error");
+	{
+		const char *qs[1] = {"t-no-such-queue"};
+		JobqJobList *l = jobq_claim(c, qs, 1, 1, -1, NULL);
+
+		test_cond(l != NULL && jobq_joblist_count(l) == 0 &&
+				  jobq_status(c) == JOBQ_ERR_NONE);
+		jobq_joblist_free(l);
+	}
+
+	test("complete/fail/extend/release: NULL token -> BAD_ARGUMENT");
+	test_cond(jobq_complete(c, 1, NULL, NULL, 0) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_fail(c, 1, NULL, "x", -1, 0, NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_extend(c, 1, NULL, -1) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_release(c, 1, NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("complete: id 0 / negative -> BAD_ARGUMENT");
+	test_cond(jobq_complete(c, 0, tok, NULL, 0) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_complete(c, INT64_MIN, tok, NULL, 0) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("complete: malformed token -> SERVER 22P02");
+	test_cond(jobq_complete(c, 1, "not-a-uuid", NULL, 0) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "22P02"));
+
+	test("complete: unknown job (INT64_MAX) -> STALE, nothing changed");
+	test_cond(jobq_complete(c, INT64_MAX, tok, NULL, 0) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_STALE, NULL) &&
+			  jobq_error_action(c) == JOBQ_ACTION_NEVER);
+
+	test("fail: retry_in -2 / over 365 days -> BAD_ARGUMENT");
+	test_cond(jobq_fail(c, 1, tok, "e", -2, 0, NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_fail(c, 1, tok, "e", JOBQ_DELAY_MAX_S + 1, 0, NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("extend: lease 0 / 86401 -> BAD_ARGUMENT");
+	test_cond(jobq_extend(c, 1, tok, 0) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_extend(c, 1, tok, 86401) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("complete_batch: 0 / 1001 ids -> BAD_ARGUMENT");
+	{
+		int64_t		ids[1] = {1};
+		const char *toks[1] = {tok};
+
+		test_cond(jobq_complete_batch(c, 0, ids, toks, NULL, NULL, NULL, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+				  jobq_complete_batch(c, 1001, ids, toks, NULL, NULL, NULL, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("complete_batch: a NULL token -> BAD_ARGUMENT");
+	{
+		int64_t		ids[2] = {1, 2};
+		const char *toks[2] = {tok, NULL};
+
+		test_cond(jobq_complete_batch(c, 2, ids, toks, NULL, NULL, NULL, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("job_info / cancel / retry of an unknown job -> NOT_FOUND");
+	{
+		JobqRows   *r = jobq_job_info(c, INT64_MAX);
+		int			ok = r == NULL && failed_with(c, JOBQ_ERR_NOT_FOUND, NULL);
+
+		test_cond(ok && jobq_cancel(c, INT64_MAX) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_NOT_FOUND, NULL) &&
+				  jobq_retry(c, INT64_MAX) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_NOT_FOUND, NULL));
+	}
+
+	test("sweep: max_rows 0 / bad queue -> BAD_ARGUMENT");
+	test_cond(jobq_sweep(c, NULL, 0, NULL, NULL, NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_sweep(c, "Bad", -1, NULL, NULL, NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("list: bad state / purge: state 'ready' -> BAD_ARGUMENT");
+	{
+		JobqRows   *r = jobq_list(c, qa, "bogus", -1);
+		int			ok = r == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+
+		test_cond(ok && jobq_purge(c, qa, "ready", -1, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("wait_for_work: negative timeout / bad queue -> BAD_ARGUMENT");
+	{
+		const char *qs[1] = {qa};
+		const char *bad[1] = {"a b"};
+
+		test_cond(jobq_wait_for_work(c, qs, 1, -1) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+				  jobq_wait_for_work(c, bad, 1, 10) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("a successful call clears the previous error");
+	{
+		JobqRows   *r = jobq_stats(c, qa);
+
+		test_cond(r != NULL && jobq_status(c) == JOBQ_ERR_NONE &&
+				  jobq_errmsg(c)[0] == '\0' && jobq_sqlstate(c) == NULL &&
+				  jobq_error_action(c) == JOBQ_ACTION_NONE);
+		jobq_rows_free(r);
+	}
+}
+
+static void
+test_lifecycle(JobqConn *c)
+{
+	int64_t		id = 0,
+				id2 = 0;
+	JobqJob    *j;
+	char		st[32];
+	const char *payload =
+		"{\"n\": [1, 2], \"s\": \"q\\\"uote \\\\ back $$ '; -- caf\xc3\xa9 \xe2\x9c\x93\"}";
+
+	test("enqueue returns a positive id");
+	test_cond(jobq_enqueue(c, qa, payload, strlen(payload), NULL, &id) == JOBQ_OK && id > 0);
+
+	test("claim returns that job with attempt 1, a token and the lease left");
+	j = claim1(c, qa, 30);
+	test_cond(j != NULL && jobq_job_id(j) == id && jobq_job_attempt(j) == 1 &&
+			  jobq_job_max_attempts(j) == 2 &&
+			  strlen(jobq_job_token(j)) == JOBQ_TOKEN_LEN &&
+			  strcmp(jobq_job_queue(j), qa) == 0 &&
+			  jobq_job_lease_ms(j) > 25000 && jobq_job_lease_ms(j) <= 30000 &&
+			  jobq_job_locked_until(j) != NULL && jobq_job_enqueued_at(j) != NULL);
+
+	test("payload round-trips byte for byte (quotes, backslash, $$, UTF-8)");
+	{
+		size_t		len = 0;
+		const char *p = jobq_job_payload(j, &len);
+
+		/* jsonb normalizes whitespace and key order; this payload is
+		 * already in normal form, so it must come back identical */
+		test_cond(p != NULL && len == strlen(payload) && memcmp(p, payload, len) == 0);
+	}
+
+	test("claimed job is running in stats and job detail");
+	job_state(c, id, st, sizeof(st));
+	test_cond(strcmp(st, "running") == 0 && qstat(c, qa, "running") == 1);
+
+	test("extend with the token: OK");
+	test_cond(jobq_extend(c, id, jobq_job_token(j), 120) == JOBQ_OK);
+	test("extend with the queue's lease (-1): OK");
+	test_cond(jobq_extend(c, id, jobq_job_token(j), -1) == JOBQ_OK);
+
+	test("complete with a wrong token: STALE, job still running");
+	test_cond(jobq_complete(c, id, "00000000-0000-0000-0000-000000000000", NULL, 0) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_STALE, NULL) &&
+			  (job_state(c, id, st, sizeof(st)), strcmp(st, "running") == 0));
+
+	test("complete with the token and a result: OK, completed");
+	test_cond(jobq_complete(c, id, jobq_job_token(j), "{\"r\": 1}", 8) == JOBQ_OK &&
+			  (job_state(c, id, st, sizeof(st)), strcmp(st, "completed") == 0));
+
+	test("complete twice with the same token: idempotent OK");
+	test_cond(jobq_complete(c, id, jobq_job_token(j), NULL, 0) == JOBQ_OK);
+
+	test("extend / fail / release after completion: STALE");
+	test_cond(jobq_extend(c, id, jobq_job_token(j), -1) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_STALE, NULL) &&
+			  jobq_fail(c, id, jobq_job_token(j), "late", -1, 0, NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_STALE, NULL) &&
+			  jobq_release(c, id, jobq_job_token(j)) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_STALE, NULL));
+
+	test("job detail has the result and renders as JSON");
+	{
+		JobqRows   *r = jobq_job_info(c, id);
+		char	   *js = jobq_rows_json(r);
+
+		test_cond(r != NULL && jobq_rows_count(r) == 1 &&
+				  jobq_rows_get(r, 0, "result") != NULL &&
+				  js != NULL && js[0] == '[' && strstr(js, "\"state\":\"completed\"") &&
+				  strstr(js, "\"result\":{\"r\": 1}") && strstr(js, "\"attempt\":1"));
+		jobq_free(js);
+		jobq_rows_free(r);
+	}
+	jobq_job_free(j);
+
+	/* release gives the attempt back; the old token is then stale */
+	test("release: OK, attempt given back, old token fenced after re-claim");
+	enq(c, qa, "{\"k\": \"release\"}", &id);
+	j = claim1(c, qa, 30);
+	{
+		JobqJob    *j2;
+		int			ok = j && jobq_job_id(j) == id &&
+			jobq_release(c, id, jobq_job_token(j)) == JOBQ_OK;
+
+		j2 = claim1(c, qa, 30);
+		ok = ok && j2 && jobq_job_id(j2) == id && jobq_job_attempt(j2) == 1 &&
+			strcmp(jobq_job_token(j2), jobq_job_token(j)) != 0;
+		test_cond(ok);
+
+		test("stale token (A) after re-claim (B): complete/extend/fail/release STALE");
+		test_cond(jobq_complete(c, id, jobq_job_token(j), NULL, 0) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_STALE, NULL) &&
+				  jobq_extend(c, id, jobq_job_token(j), -1) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_STALE, NULL) &&
+				  jobq_fail(c, id, jobq_job_token(j), "x", -1, 0, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_STALE, NULL) &&
+				  jobq_release(c, id, jobq_job_token(j)) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_STALE, NULL));
+
+		test("stale acks are counted per queue");
+		test_cond(qstat(c, qa, "stale_acks") >= 4);
+
+		/* fail with attempts left -> ready; the queue allows 2 attempts */
+		test("fail with retry_in 0 and attempts left -> ready");
+		{
+			JobqState	ns = JOBQ_STATE_UNKNOWN;
+
+			test_cond(j2 && jobq_fail(c, id, jobq_job_token(j2), "boom", 0, 0, &ns) == JOBQ_OK &&
+					  ns == JOBQ_STATE_READY);
+		}
+		jobq_job_free(j2);
+		jobq_job_free(j);
+
+		test("re-claim after fail: attempt 2; fail again -> dead (attempts used up)");
+		j = claim1(c, qa, 30);
+		{
+			JobqState	ns = JOBQ_STATE_UNKNOWN;
+
+			test_cond(j && jobq_job_id(j) == id && jobq_job_attempt(j) == 2 &&
+					  jobq_fail(c, id, jobq_job_token(j), "boom again", -1, 0, &ns) == JOBQ_OK &&
+					  ns == JOBQ_STATE_DEAD);
+		}
+		jobq_job_free(j);
+	}
+
+	test("job detail keeps the errors");
+	{
+		JobqRows   *r = jobq_job_info(c, id);
+		const char *e = jobq_rows_get(r, 0, "errors");
+
+		test_cond(e != NULL && strstr(e, "boom again") != NULL &&
+				  strcmp(jobq_rows_get(r, 0, "state"), "dead") == 0);
+		jobq_rows_free(r);
+	}
+
+	test("cancel a dead job: OK; cancel again: STATE");
+	test_cond(jobq_cancel(c, id) == JOBQ_OK &&
+			  jobq_cancel(c, id) == JOBQ_ERR && failed_with(c, JOBQ_ERR_STATE, NULL));
+
+	test("retry a cancelled job: STATE");
+	test_cond(jobq_retry(c, id) == JOBQ_ERR && failed_with(c, JOBQ_ERR_STATE, NULL));
+
+	test("permanent fail -> dead at once; retry -> ready again");
+	enq(c, qa, "{\"k\": \"perm\"}", &id2);
+	j = claim1(c, qa, 30);
+	{
+		JobqState	ns = JOBQ_STATE_UNKNOWN;
+		int			ok = j && jobq_job_id(j) == id2 &&
+			jobq_fail(c, id2, jobq_job_token(j), NULL, -1, 1, &ns) == JOBQ_OK &&
+			ns == JOBQ_STATE_DEAD && jobq_retry(c, id2) == JOBQ_OK;
+
+		job_state(c, id2, st, sizeof(st));
+		test_cond(ok && strcmp(st, "ready") == 0);
+	}
+	jobq_job_free(j);
+
+	test("cancel a running job: STATE");
+	j = claim1(c, qa, 30);
+	test_cond(j && jobq_cancel(c, jobq_job_id(j)) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_STATE, NULL));
+	test("a borrowed-looking free is harmless; complete it");
+	test_cond(j && jobq_complete(c, jobq_job_id(j), jobq_job_token(j), NULL, 0) == JOBQ_OK);
+	jobq_job_free(j);
+
+	test("retry_queue and purge return counts");
+	{
+		int64_t		n1 = -1,
+					n2 = -1;
+
+		test_cond(jobq_retry_queue(c, qa, &n1) == JOBQ_OK && n1 == 0 &&
+				  jobq_purge(c, qa, "cancelled", -1, &n2) == JOBQ_OK && n2 == 1);
+	}
+
+	test("dedupe: the same key returns the live job's id");
+	{
+		JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
+		int64_t		a = 0,
+					b = 0;
+
+		eo.dedupe_key = "once";
+		test_cond(jobq_enqueue(c, qa, "{}", 2, &eo, &a) == JOBQ_OK &&
+				  jobq_enqueue(c, qa, "{\"x\": 1}", 8, &eo, &b) == JOBQ_OK && a == b);
+	}
+
+	test("delay: a delayed job is not claimable and counts as delayed");
+	{
+		JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
+		int64_t		before = qstat(c, qb, "delayed");
+
+		eo.delay_s = 3600;
+		eo.priority = -5;
+		test_cond(jobq_enqueue(c, qb, "{\"later\": true}", 15, &eo, &id) == JOBQ_OK &&
+				  claim1(c, qb, -1) == NULL && qstat(c, qb, "delayed") == before + 1);
+	}
+
+	test("pause: claim skips the queue; resume: claimable again");
+	{
+		int64_t		pid;
+		JobqJob    *pj;
+		int			ok;
+
+		ok = jobq_pause(c, qb) == JOBQ_OK && enq(c, qb, "{\"p\": 1}", &pid) == JOBQ_OK;
+		pj = claim1(c, qb, -1);
+		ok = ok && pj == NULL && jobq_resume(c, qb) == JOBQ_OK;
+		pj = claim1(c, qb, -1);
+		test_cond(ok && pj && jobq_job_id(pj) == pid && jobq_job_lease_ms(pj) > 25000 &&
+				  jobq_job_lease_ms(pj) <= 30000);
+		if (pj)
+			jobq_complete(c, pid, jobq_job_token(pj), NULL, 0);
+		jobq_job_free(pj);
+	}
+
+	test("claim from several queues at once, in priority order");
+	{
+		const char *qs[2] = {qa, qb};
+		JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
+		int64_t		lo = 0,
+					hi = 0;
+		JobqJobList *l;
+		int			ok;
+		size_t		i;
+
+		eo.priority = 10;
+		ok = jobq_enqueue(c, qa, "{\"prio\": 10}", 12, &eo, &lo) == JOBQ_OK;
+		eo.priority = -10;
+		ok = ok && jobq_enqueue(c, qb, "{\"prio\": -10}", 13, &eo, &hi) == JOBQ_OK;
+		l = jobq_claim(c, qs, 2, 1000, 30, "multi");
+		ok = ok && l && jobq_joblist_count(l) >= 2 &&
+			jobq_job_id(jobq_joblist_get(l, 0)) == hi;
+		for (i = 0; l && i < jobq_joblist_count(l); i++)
+		{
+			const JobqJob *x = jobq_joblist_get(l, i);
+
+			ok = ok && jobq_complete(c, jobq_job_id(x), jobq_job_token(x), NULL, 0) == JOBQ_OK;
+		}
+		ok = ok && jobq_joblist_get(l, jobq_joblist_count(l)) == NULL;
+		jobq_joblist_free(l);
+		test_cond(ok);
+	}
+
+	test("lease expiry: sweep requeues, new claim fences the old token");
+	{
+		JobqJob    *a,
+				   *b;
+		int64_t		rq = -1;
+		int			ok;
+
+		enq(c, qa, "{\"k\": \"expire\"}", &id);
+		a = claim1(c, qa, 1);
+		ok = a && jobq_job_id(a) == id;
+		msleep(1300);
+		ok = ok && jobq_sweep(c, qa, -1, &rq, NULL, NULL) == JOBQ_OK && rq == 1;
+		b = claim1(c, qa, 30);
+		ok = ok && b && jobq_job_id(b) == id && jobq_job_attempt(b) == 2;
+		ok = ok && jobq_complete(c, id, jobq_job_token(a), NULL, 0) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_STALE, NULL);
+		ok = ok && jobq_complete(c, id, jobq_job_token(b), NULL, 0) == JOBQ_OK;
+		test_cond(ok);
+		jobq_job_free(a);
+		jobq_job_free(b);
+	}
+
+	test("sweep of all queues returns counts");
+	{
+		int64_t		r = -1,
+					d = -1,
+					p = -1;
+
+		test_cond(jobq_sweep(c, NULL, 10, &r, &d, &p) == JOBQ_OK && r >= 0 && d >= 0 && p >= 0);
+	}
+
+	test("stats: all queues; unknown queue gives no row");
+	{
+		JobqRows   *all = jobq_stats(c, NULL);
+		JobqRows   *none = jobq_stats(c, "t-no-such-queue");
+		char	   *js = jobq_rows_json(all);
+
+		test_cond(all && jobq_rows_count(all) >= 4 && none && jobq_rows_count(none) == 0 &&
+				  jobq_rows_colindex(all, "oldest_ready_age") >= 0 &&
+				  jobq_rows_colindex(all, "nope") == -1 &&
+				  jobq_rows_ncols(all) == 11 &&
+				  strcmp(jobq_rows_colname(all, 0), "queue") == 0 &&
+				  js && strstr(js, "\"paused\":false") != NULL);
+		jobq_free(js);
+		jobq_rows_free(all);
+		jobq_rows_free(none);
+	}
+
+	test("list: jobs of a queue by state");
+	{
+		JobqRows   *r = jobq_list(c, qa, "completed", -1);
+		JobqRows   *d = jobq_list(c, qb, "delayed", 10);
+
+		test_cond(r && jobq_rows_count(r) >= 3 && d && jobq_rows_count(d) == 1);
+		jobq_rows_free(r);
+		jobq_rows_free(d);
+	}
+}
+
+static void
+test_batches(JobqConn *c)
+{
+	const char *p[5] = {"{\"b\": 0}", "{\"b\": 1}", "{\"b\": 2}", "[1, 2, 3]", "\"str\\\"ing\""};
+	size_t		l[5];
+	const char *keys[5] = {"k0", NULL, "k2", NULL, NULL};
+	int64_t		ids[5] = {0};
+	int			created[5] = {0};
+	int			i;
+
+	for (i = 0; i < 5; i++)
+		l[i] = strlen(p[i]);
+
+	test("enqueue_batch: 5 jobs, ids in input order, all created");
+	test_cond(jobq_enqueue_batch(c, qp, 5, p, l, keys, NULL, ids, created) == JOBQ_OK &&
+			  ids[0] > 0 && ids[1] > ids[0] && ids[4] > ids[3] &&
+			  created[0] && created[1] && created[4] && qstat(c, qp, "ready") == 5);
+
+	test("enqueue_batch: an existing live dedupe key returns its job");
+	{
+		int64_t		ids2[2];
+		int			cr2[2] = {1, 1};
+		const char *k2[2] = {"k2", "k9"};
+
+		test_cond(jobq_enqueue_batch(c, qp, 2, p, l, k2, NULL, ids2, cr2) == JOBQ_OK &&
+				  ids2[0] == ids[2] && cr2[0] == 0 && cr2[1] == 1);
+	}
+
+	test("enqueue_batch with opts->dedupe_key set: BAD_ARGUMENT");
+	{
+		JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
+
+		eo.dedupe_key = "k";
+		test_cond(jobq_enqueue_batch(c, qp, 1, p, l, NULL, &eo, NULL, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("batch payloads with quotes and backslashes round-trip");
+	{
+		const char *qs[1] = {qp};
+		JobqJobList *cl = jobq_claim(c, qs, 1, 10, 30, "batch");
+		int			ok = cl && jobq_joblist_count(cl) == 6;
+		int64_t		cids[6];
+		const char *ctoks[6];
+		int			acc[6];
+		size_t		nacc = 0;
+		size_t		k;
+
+		for (k = 0; ok && k < 6; k++)
+		{
+			const JobqJob *x = jobq_joblist_get(cl, k);
+
+			cids[k] = jobq_job_id(x);
+			ctoks[k] = jobq_job_token(x);
+			if (cids[k] == ids[4])
+				ok = ok && strcmp(jobq_job_payload(x, NULL), "\"str\\\"ing\"") == 0;
+		}
+		test_cond(ok);
+
+		test("complete_batch: one stale token -> accepted flags, no error");
+		if (ok)
+		{
+			ctoks[1] = "00000000-0000-0000-0000-000000000000";
+			ok = jobq_complete_batch(c, 3, cids, ctoks, NULL, NULL, acc, &nacc) == JOBQ_OK &&
+				acc[0] == 1 && acc[1] == 0 && acc[2] == 1 && nacc == 2;
+			ctoks[1] = jobq_job_token(jobq_joblist_get(cl, 1));
+		}
+		test_cond(ok);
+
+		test("complete_batch with results");
+		{
+			const char *res[3] = {"{\"r\": 1}", NULL, "[]"};
+			size_t		rl[3] = {8, 0, 2};
+
+			test_cond(ok && jobq_complete_batch(c, 3, cids + 1, ctoks + 1, res, rl, acc,
+												&nacc) == JOBQ_OK &&
+					  acc[0] == 1 && acc[1] == 1 && acc[2] == 1 && nacc == 3);
+		}
+
+		test("complete_batch with a result containing NUL: BAD_ARGUMENT");
+		{
+			const char *res[1] = {"{}\0"};
+			size_t		rl[1] = {3};
+
+			test_cond(jobq_complete_batch(c, 1, cids + 4, ctoks + 4, res, rl, NULL, NULL) == JOBQ_ERR &&
+					  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+		}
+
+		/* pipelined: complete the last two and claim the next batch */
+		test("complete_and_claim: completes and claims in one round trip");
+		{
+			int64_t		nid[3];
+			const char *np[3] = {"{\"n\": 1}", "{\"n\": 2}", "{\"n\": 3}"};
+			size_t		nl[3] = {8, 8, 8};
+			int			acc2[2] = {0, 0};
+			JobqJobList *next;
+
+			ok = jobq_enqueue_batch(c, qp, 3, np, nl, NULL, NULL, nid, NULL) == JOBQ_OK;
+			next = jobq_complete_and_claim(c, 2, cids + 4, ctoks + 4, acc2, qs, 1, 2, 30, "pipe");
+			ok = ok && next && jobq_joblist_count(next) == 2 && acc2[0] == 1 && acc2[1] == 1 &&
+				jobq_job_id(jobq_joblist_get(next, 0)) == nid[0] &&
+				qstat(c, qp, "running") == 2 && qstat(c, qp, "completed") >= 6;
+			test_cond(ok);
+
+			test("complete_and_claim: a failing complete rolls back the claim too");
+			if (next)
+			{
+				int64_t		pids[2];
+				const char *ptoks[2];
+				JobqJobList *bad;
+				int64_t		running = qstat(c, qp, "running");
+				int64_t		ready = qstat(c, qp, "ready");
+
+				pids[0] = jobq_job_id(jobq_joblist_get(next, 0));
+				ptoks[0] = jobq_job_token(jobq_joblist_get(next, 0));
+				pids[1] = jobq_job_id(jobq_joblist_get(next, 1));
+				ptoks[1] = "not-a-uuid";
+				bad = jobq_complete_and_claim(c, 2, pids, ptoks, NULL, qs, 1, 5, 30, "pipe");
+				ok = bad == NULL && failed_with(c, JOBQ_ERR_SERVER, "22P02") &&
+					qstat(c, qp, "running") == running && qstat(c, qp, "ready") == ready;
+				test_cond(ok);
+
+				test("complete_and_claim: connection usable after a pipeline error");
+				ptoks[1] = jobq_job_token(jobq_joblist_get(next, 1));
+				bad = jobq_complete_and_claim(c, 2, pids, ptoks, acc2, qs, 1, 5, 30, "pipe");
+				ok = bad && jobq_joblist_count(bad) == 1 && acc2[0] && acc2[1];
+				test_cond(ok);
+
+				test("complete_and_claim with nothing to complete (n = 0)");
+				{
+					JobqJobList *none = jobq_complete_and_claim(c, 0, NULL, NULL, NULL, qs, 1,
+																5, 30, "pipe");
+
+					test_cond(none && jobq_joblist_count(none) == 0);
+					jobq_joblist_free(none);
+				}
+				if (bad)
+				{
+					const JobqJob *x = jobq_joblist_get(bad, 0);
+
+					jobq_complete(c, jobq_job_id(x), jobq_job_token(x), NULL, 0);
+				}
+				jobq_joblist_free(bad);
+			}
+			test("complete_and_claim: bad arguments are caught before sending");
+			{
+				JobqJobList *x = jobq_complete_and_claim(c, 1001, cids, ctoks, NULL, qs, 1, 1,
+														 30, NULL);
+				int			ok1 = x == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+
+				x = jobq_complete_and_claim(c, 0, NULL, NULL, NULL, qs, 1, 0, 30, NULL);
+				test_cond(ok1 && x == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+			}
+			jobq_joblist_free(next);
+		}
+		jobq_joblist_free(cl);
+	}
+
+	test("job_dup outlives its list");
+	{
+		const char *qs[1] = {qp};
+		int64_t		nid;
+		JobqJobList *cl;
+		JobqJob    *d = NULL;
+
+		enq(c, qp, "{\"dup\": true}", &nid);
+		cl = jobq_claim(c, qs, 1, 1, 30, NULL);
+		if (cl && jobq_joblist_count(cl) == 1)
+			d = jobq_job_dup(jobq_joblist_get(cl, 0));
+		/* freeing a borrowed job must be ignored, not corrupt the list */
+		jobq_job_free((JobqJob *) jobq_joblist_get(cl, 0));
+		jobq_joblist_free(cl);
+		test_cond(d && jobq_job_id(d) == nid &&
+				  strcmp(jobq_job_payload(d, NULL), "{\"dup\": true}") == 0 &&
+				  jobq_complete(c, nid, jobq_job_token(d), NULL, 0) == JOBQ_OK);
+		jobq_job_free(d);
+	}
+}
+
+/* A producer thread for the NOTIFY test: enqueue after a pause. */
+static void *
+late_producer(void *arg)
+{
+	JobqConn   *p;
+	int64_t		id;
+
+	(void) arg;
+	msleep(300);
+	p = jobq_connect(dsn);
+	if (p != NULL && jobq_status(p) == JOBQ_ERR_NONE)
+		enq(p, qw, "{\"wake\": true}", &id);
+	jobq_disconnect(p);
+	return NULL;
+}
+
+static void
+test_wait(JobqConn *c)
+{
+	const char *qs[1] = {qw};
+	int64_t		t0;
+	int			r;
+
+	test("wait_for_work: the first call LISTENs and returns 1 (claim again)");
+	test_cond(jobq_wait_for_work(c, qs, 1, 1000) == 1);
+
+	test("wait_for_work: times out with 0 after about timeout_ms");
+	t0 = now_ms();
+	r = jobq_wait_for_work(c, qs, 1, 250);
+	test_cond(r == 0 && now_ms() - t0 >= 240 && now_ms() - t0 < 2000);
+
+	test("wait_for_work: woken by NOTIFY from another session's enqueue");
+	{
+		pthread_t	th;
+
+		pthread_create(&th, NULL, late_producer, NULL);
+		t0 = now_ms();
+		r = jobq_wait_for_work(c, qs, 1, 10000);
+		pthread_join(th, NULL);
+		test_cond(r == 1 && now_ms() - t0 < 5000);
+	}
+
+	test("... and the job is then claimable");
+	{
+		JobqJob    *j = claim1(c, qw, 30);
+
+		test_cond(j != NULL && jobq_complete(c, jobq_job_id(j), jobq_job_token(j), NULL, 0) == JOBQ_OK);
+		jobq_job_free(j);
+	}
+
+	test("wait_for_work: a notification that arrived earlier wakes at once");
+	{
+		int64_t		id;
+		JobqConn   *p = jobq_connect(dsn);
+
+		enq(p, qw, "{\"early\": true}", &id);
+		jobq_disconnect(p);
+		/* any round trip lets libpq pick up the notification */
+		jobq_rows_free(jobq_stats(c, qw));
+		t0 = now_ms();
+		r = jobq_wait_for_work(c, qs, 1, 5000);
+		test_cond(r == 1 && now_ms() - t0 < 2000);
+		/* take that job, so that the queue is empty again */
+		{
+			JobqJob    *j = claim1(c, qw, 30);
+
+			if (j)
+				jobq_complete(c, jobq_job_id(j), jobq_job_token(j), NULL, 0);
+			jobq_job_free(j);
+		}
+	}
+
+	test("claim_wait: wait_ms -1 / 300001, or 17 queues while waiting -> BAD_ARGUMENT");
+	{
+		const char *many[17];
+		int			i;
+		JobqJobList *l1 = jobq_claim_wait(c, qs, 1, 1, 30, NULL, -1);
+		int			ok = l1 == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		JobqJobList *l2 = jobq_claim_wait(c, qs, 1, 1, 30, NULL, JOBQ_CLAIM_WAIT_MAX_MS + 1);
+
+		ok = ok && l2 == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		for (i = 0; i < 17; i++)
+			many[i] = qw;
+		l2 = jobq_claim_wait(c, many, 17, 1, 30, NULL, 100);
+		test_cond(ok && l2 == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	}
+
+	test("claim_wait: empty queue returns an empty list after the wait");
+	{
+		JobqJobList *l;
+
+		t0 = now_ms();
+		l = jobq_claim_wait(c, qs, 1, 1, 30, "waiter", 300);
+		if (l == NULL || jobq_joblist_count(l) != 0)
+			printf("\n      n=%zu elapsed=%lld %s ", jobq_joblist_count(l), (long long) (now_ms() - t0), jobq_errmsg(c));
+		test_cond(l != NULL && jobq_joblist_count(l) == 0 && now_ms() - t0 >= 250 &&
+				  now_ms() - t0 < 5000);
+		jobq_joblist_free(l);
+	}
+
+	test("claim_wait: a job enqueued during the wait is claimed at once");
+	{
+		pthread_t	th;
+		JobqJobList *l;
+
+		pthread_create(&th, NULL, late_producer, NULL);
+		t0 = now_ms();
+		l = jobq_claim_wait(c, qs, 1, 1, 30, "waiter", 10000);
+		pthread_join(th, NULL);
+		test_cond(l != NULL && jobq_joblist_count(l) == 1 && now_ms() - t0 < 5000 &&
+				  jobq_complete(c, jobq_job_id(jobq_joblist_get(l, 0)),
+								jobq_job_token(jobq_joblist_get(l, 0)), NULL, 0) == JOBQ_OK);
+		jobq_joblist_free(l);
+	}
+	/* the notification of that enqueue is still queued: consume it */
+	jobq_wait_for_work(c, qs, 1, 0);
+
+	test("wait_for_work inside a transaction: BAD_ARGUMENT");
+	PQclear(PQexec(jobq_pgconn(c), "BEGIN"));
+	test_cond(jobq_wait_for_work(c, qs, 1, 10) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	PQclear(PQexec(jobq_pgconn(c), "ROLLBACK"));
+
+	test("pooler mode (no LISTEN, no prepare): wait just sleeps, calls work");
+	{
+		JobqConn   *pc = jobq_connect_ex(dsn, "public", JOBQ_CONNECT_POOLER);
+		JobqJob    *j;
+		int			ok;
+
+		int64_t		id;
+
+		t0 = now_ms();
+		ok = pc && jobq_status(pc) == JOBQ_ERR_NONE &&
+			jobq_wait_for_work(pc, qs, 1, 200) == 0 && now_ms() - t0 >= 190;
+		ok = ok && enq(pc, qw, "{\"pooled\": true}", &id) == JOBQ_OK;
+		j = claim1(pc, qw, 30);
+		ok = ok && j && jobq_complete(pc, jobq_job_id(j), jobq_job_token(j), NULL, 0) == JOBQ_OK;
+		jobq_job_free(j);
+		{
+			const char *q2[1] = {qw};
+			JobqJobList *l = jobq_complete_and_claim(pc, 0, NULL, NULL, NULL, q2, 1, 1, 30, NULL);
+
+			ok = ok && l != NULL;
+			jobq_joblist_free(l);
+		}
+		test_cond(ok);
+		jobq_disconnect(pc);
+	}
+}
+
+static void
+test_reconnect_and_security(JobqConn *c)
+{
+	int64_t		id;
+	JobqJob    *j;
+
+	test("connection killed by the server: next call fails with CONNECTION");
+	enq(c, qa, "{\"k\": \"reconnect\"}", &id);
+	j = claim1(c, qa, 60);
+	{
+		char		sql[128];
+		int			pid = PQbackendPID(jobq_pgconn(c));
+
+		snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(%d)", pid);
+		exec_ok(sql);
+		msleep(100);
+		test_cond(jobq_enqueue(c, qa, "{}", 2, NULL, &id) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_CONNECTION, NULL) &&
+				  jobq_error_action(c) == JOBQ_ACTION_RECONNECT && !jobq_is_connected(c));
+	}
+
+	test("jobq_reconnect: OK; the claimed job's token is still valid");
+	test_cond(jobq_reconnect(c) == JOBQ_OK && jobq_is_connected(c) &&
+			  j && jobq_complete(c, jobq_job_id(j), jobq_job_token(j), NULL, 0) == JOBQ_OK);
+	jobq_job_free(j);
+
+	test("wait_for_work detects a killed connection");
+	{
+		const char *qs[1] = {qw};
+		char		sql[128];
+
+		jobq_wait_for_work(c, qs, 1, 10);	/* LISTEN */
+		snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(%d)",
+				 PQbackendPID(jobq_pgconn(c)));
+		exec_ok(sql);
+		test_cond(jobq_wait_for_work(c, qs, 1, 3000) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_CONNECTION, NULL) &&
+				  jobq_reconnect(c) == JOBQ_OK &&
+				  jobq_wait_for_work(c, qs, 1, 10) == 1);	/* LISTENs again */
+	}
+
+	test("search_path cannot redirect calls to a planted function");
+	if (exec_ok("DROP SCHEMA IF EXISTS jobq_evil CASCADE; CREATE SCHEMA jobq_evil;"
+				"CREATE FUNCTION jobq_evil.jobq_enqueue(text, jsonb, timestamptz, interval, "
+				"integer, integer, text) RETURNS bigint LANGUAGE sql AS 'SELECT -666::bigint'"))
+	{
+		int			ok;
+
+		PQclear(PQexec(jobq_pgconn(c), "SET search_path = jobq_evil, public"));
+		ok = jobq_enqueue(c, qa, "{\"safe\": true}", 14, NULL, &id) == JOBQ_OK && id > 0;
+		PQclear(PQexec(jobq_pgconn(c), "RESET search_path"));
+		exec_ok("DROP SCHEMA jobq_evil CASCADE");
+		test_cond(ok);
+	}
+	else
+		test_cond(0);
+
+	test("values are parameters: a hostile dedupe key / worker are plain data");
+	{
+		JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
+		int64_t		a = 0,
+					b = 0;
+		const char *qs[1] = {qa};
+		JobqJobList *l;
+
+		eo.dedupe_key = "x'); DROP TABLE jobq.jobs; --\"\\";
+		l = jobq_claim(c, qs, 1, 1, 30, "w'); DROP SCHEMA jobq; --");
+		test_cond(jobq_enqueue(c, qa, "{}", 2, &eo, &a) == JOBQ_OK &&
+				  jobq_enqueue(c, qa, "{}", 2, &eo, &b) == JOBQ_OK && a == b && l != NULL);
+		jobq_joblist_free(l);
+	}
+}
+
+static void
+test_drop(JobqConn *c)
+{
+	test("drop_queue with live jobs and no force: SERVER 55006");
+	test_cond(jobq_drop_queue(c, qa, 0) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "55006"));
+
+	test("drop_queue with force: OK, then unknown");
+	test_cond(jobq_drop_queue(c, qa, 1) == JOBQ_OK &&
+			  jobq_drop_queue(c, qa, 1) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_NOT_FOUND, "42704"));
+}
+
+int
+main(void)
+{
+	JobqConn   *c;
+	int			pid = (int) getpid();
+
+	if (getenv("JOBQ_TEST_DSN") != NULL)
+		dsn = getenv("JOBQ_TEST_DSN");
+	snprintf(qa, sizeof(qa), "t%d-a", pid);
+	snprintf(qb, sizeof(qb), "t%d-b", pid);
+	snprintf(qw, sizeof(qw), "t%d-wait", pid);
+	snprintf(qp, sizeof(qp), "t%d-pipe", pid);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	test_pure();
+	test_connect();
+
+	c = jobq_connect(dsn);
+	test("connect to the test database");
+	test_cond(c != NULL && jobq_status(c) == JOBQ_ERR_NONE);
+	if (c == NULL || jobq_status(c) != JOBQ_ERR_NONE)
+	{
+		printf("cannot connect (%s); set JOBQ_TEST_DSN\n", jobq_errmsg(c));
+		jobq_disconnect(c);
+		printf("%d passed, %d failed\n", tests - fails, fails);
+		return 1;
+	}
+
+	test_queues_admin(c);
+	test_bad_input(c);
+	test_lifecycle(c);
+	test_batches(c);
+	test_wait(c);
+	test_reconnect_and_security(c);
+
+	/* clean up every queue of this run */
+	jobq_drop_queue(c, qb, 1);
+	jobq_drop_queue(c, qw, 1);
+	jobq_drop_queue(c, qp, 1);
+	test_drop(c);
+	jobq_disconnect(c);
+
+	printf("%d passed, %d failed\n", tests - fails, fails);
+	return fails ? 1 : 0;
+}
