@@ -24,6 +24,7 @@ make -C "$here" -s checkver || exit 1
 echo "== build and install (warnings are errors)"
 make -C "$here" -s WERROR=1 >/dev/null || { make -C "$here" WERROR=1; echo "build failed"; exit 1; }
 make -C "$here" -s WERROR=1 install >/dev/null || { echo "install failed"; exit 1; }
+make -C "$here/client" -s WERROR=1 test/test-libjobq check-exports || { echo "client test build failed"; exit 1; }
 
 work=$(mktemp -d /tmp/jobq-tests.XXXXXX)
 cleanup() {
