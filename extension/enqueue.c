@@ -273,6 +273,43 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(id);
 }
 
+/* A batch element and its dedupe key, for sorting by key */
+typedef struct KeyedItem
+{
+	int			index;			/* position in the input */
+	text	   *key;			/* NULL: no dedupe key */
+} KeyedItem;
+
+/*
+ * compare_keyed_items
+ *	  qsort comparator: keyless items first, then keys in byte order, ties
+ *	  by input position (qsort is not stable).
+ */
+static int
+compare_keyed_items(const void *a, const void *b)
+{
+	const KeyedItem *x = a;
+	const KeyedItem *y = b;
+	int			lx,
+				ly,
+				c;
+
+	if (x->key == NULL || y->key == NULL)
+	{
+		if (x->key != NULL)
+			return 1;
+		if (y->key != NULL)
+			return -1;
+		return x->index - y->index;
+	}
+	lx = VARSIZE_ANY_EXHDR(x->key);
+	ly = VARSIZE_ANY_EXHDR(y->key);
+	c = memcmp(VARDATA_ANY(x->key), VARDATA_ANY(y->key), Min(lx, ly));
+	if (c == 0)
+		c = (lx > ly) - (lx < ly);
+	return c != 0 ? c : x->index - y->index;
+}
+
 /*
  * jobq_enqueue_batch(queue, payloads jsonb[], run_at, delay, priority,
  *					  max_attempts, dedupe_keys text[])
@@ -281,7 +318,8 @@ jobq_enqueue(PG_FUNCTION_ARGS)
  *	  Without dedupe keys all jobs go in with one INSERT ... SELECT over
  *	  unnest(): one statement, one index descent per index per row, one
  *	  NOTIFY.  With dedupe keys each job takes the single-job path, since
- *	  each may resolve to an existing job.
+ *	  each may resolve to an existing job, in key order (see below); the
+ *	  ids still come back in input order.
  */
 Datum
 jobq_enqueue_batch(PG_FUNCTION_ARGS)
@@ -348,15 +386,32 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 
 	if (keys != NULL)
 	{
+		KeyedItem  *order = palloc(sizeof(KeyedItem) * nitems);
+		int64	   *ids = palloc(sizeof(int64) * nitems);
+		bool	   *created = palloc(sizeof(bool) * nitems);
+
+		/*
+		 * NB: insert in dedupe-key order, not input order.  Each insert of a
+		 * key another transaction holds uncommitted waits for it; two
+		 * batches taking the same keys in different orders would deadlock.
+		 * In one global order they merely queue.
+		 */
 		for (int i = 0; i < nitems; i++)
 		{
-			bool		created;
-			int64		id = enqueue_one(&args, DatumGetJsonbP(items[i]),
-										 key_nulls[i] ? NULL : DatumGetTextPP(keys[i]),
-										 &created);
+			order[i].index = i;
+			order[i].key = key_nulls[i] ? NULL : DatumGetTextPP(keys[i]);
+		}
+		qsort(order, nitems, sizeof(KeyedItem), compare_keyed_items);
+		for (int k = 0; k < nitems; k++)
+		{
+			int			i = order[k].index;
 
-			out[0] = Int64GetDatum(id);
-			out[1] = BoolGetDatum(created);
+			ids[i] = enqueue_one(&args, DatumGetJsonbP(items[i]), order[k].key, &created[i]);
+		}
+		for (int i = 0; i < nitems; i++)
+		{
+			out[0] = Int64GetDatum(ids[i]);
+			out[1] = BoolGetDatum(created[i]);
 			tuplestore_putvalues(store, desc, out, out_nulls);
 		}
 	}
