@@ -380,7 +380,7 @@ jobq_fail(PG_FUNCTION_ARGS)
 	{
 		Interval   *retry_in = PG_GETARG_INTERVAL_P(3);
 
-		jobq_check_interval(retry_in, "retry_in", 0, JOBQ_DELAY_MAX_USECS);
+		retry_in = jobq_check_interval(retry_in, "retry_in", 0, JOBQ_DELAY_MAX_USECS);
 		values[2] = TimestampTzGetDatum(jobq_add_interval(now, retry_in));
 		nulls[2] = ' ';
 	}
@@ -471,9 +471,9 @@ jobq_extend(PG_FUNCTION_ARGS)
 	nulls[3] = 'n';
 	if (!PG_ARGISNULL(2))
 	{
-		jobq_check_interval(PG_GETARG_INTERVAL_P(2), "lease",
-							JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS);
-		values[3] = PG_GETARG_DATUM(2);
+		values[3] = IntervalPGetDatum(jobq_check_interval(PG_GETARG_INTERVAL_P(2), "lease",
+														  JOBQ_LEASE_MIN_USECS,
+														  JOBQ_LEASE_MAX_USECS));
 		nulls[3] = ' ';
 	}
 

@@ -248,7 +248,7 @@ jobq_purge(PG_FUNCTION_ARGS)
 	}
 	jobq_require(fcinfo, 2, "older_than");
 	older_than = PG_GETARG_INTERVAL_P(2);
-	jobq_check_interval(older_than, "older_than", 0, JOBQ_RETENTION_MAX_USECS);
+	older_than = jobq_check_interval(older_than, "older_than", 0, JOBQ_RETENTION_MAX_USECS);
 
 	values[0] = PointerGetDatum(queue);
 	values[1] = TimestampTzGetDatum(jobq_add_interval(jobq_now(),

@@ -158,14 +158,20 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 
 	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
 	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_BATCH_MAX);
+	values[3] = (Datum) 0;
+	nulls[3] = 'n';
 	if (!PG_ARGISNULL(ARG_LEASE))
-		jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_LEASE), "lease",
-							JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS);
+	{
+		values[3] = IntervalPGetDatum(jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_LEASE), "lease",
+														  JOBQ_LEASE_MIN_USECS,
+														  JOBQ_LEASE_MAX_USECS));
+		nulls[3] = ' ';
+	}
 	/* NB: PG_NARGS guards against a 4-argument definition left by an old script */
 	if (PG_NARGS() > ARG_WAIT && !PG_ARGISNULL(ARG_WAIT))
 	{
-		jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_WAIT), "wait", 0, JOBQ_WAIT_MAX_USECS);
-		wait_usecs = jobq_interval_usecs(PG_GETARG_INTERVAL_P(ARG_WAIT));
+		wait_usecs = jobq_interval_usecs(jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_WAIT),
+															 "wait", 0, JOBQ_WAIT_MAX_USECS));
 		if (wait_usecs > 0 && IsolationUsesXactSnapshot())
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -176,9 +182,6 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 
 	values[0] = PointerGetDatum(queues);
 	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(ARG_MAX_JOBS));
-	values[3] = PG_ARGISNULL(ARG_LEASE) ? (Datum) 0 : PG_GETARG_DATUM(ARG_LEASE);
-	if (PG_ARGISNULL(ARG_LEASE))
-		nulls[3] = 'n';
 	values[4] = PointerGetDatum(worker);
 	if (worker == NULL)
 		nulls[4] = 'n';

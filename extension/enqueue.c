@@ -63,9 +63,9 @@ typedef struct EnqueueArgs
 /*
  * read_common_args
  *	  Validate queue, run_at/delay, priority and max_attempts.  run_at and
- *	  delay are exclusive; neither means now.  A run_at in the past is
- *	  allowed (the job is ready at once); one more than a year ahead, or
- *	  infinite, is not.
+ *	  delay are exclusive; neither means now.  A run_at in the past means
+ *	  now (the job is ready at once, behind jobs already waiting); one more
+ *	  than a year ahead, or infinite, is not allowed.
  */
 static void
 read_common_args(FunctionCallInfo fcinfo, EnqueueArgs *args)
@@ -80,9 +80,9 @@ read_common_args(FunctionCallInfo fcinfo, EnqueueArgs *args)
 				 errmsg("run_at and delay cannot both be given")));
 	if (!PG_ARGISNULL(ARG_DELAY))
 	{
-		Interval   *delay = PG_GETARG_INTERVAL_P(ARG_DELAY);
+		Interval   *delay = jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_DELAY), "delay",
+												0, JOBQ_DELAY_MAX_USECS);
 
-		jobq_check_interval(delay, "delay", 0, JOBQ_DELAY_MAX_USECS);
 		args->run_at = jobq_add_interval(args->now, delay);
 	}
 	if (!PG_ARGISNULL(ARG_RUN_AT))
@@ -94,7 +94,8 @@ read_common_args(FunctionCallInfo fcinfo, EnqueueArgs *args)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("run_at must be finite and at most 365 days ahead")));
-		args->run_at = run_at;
+		/* a past run_at means now: it must not jump ahead of older jobs */
+		args->run_at = Max(run_at, args->now);
 	}
 
 	jobq_require(fcinfo, ARG_PRIORITY, "priority");

@@ -412,7 +412,7 @@ SET search_path = pg_catalog, pg_temp;
 CREATE FUNCTION @extschema@.jobq_wait_stats()
 RETURNS TABLE (preloaded boolean, waiting bigint, wakeups bigint)
 AS 'MODULE_PATHNAME', 'jobq_wait_stats'
-LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY INVOKER  -- reads shared memory only
 SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION @extschema@.jobq_retry(id bigint)

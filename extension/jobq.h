@@ -101,8 +101,8 @@ extern void jobq_require(FunctionCallInfo fcinfo, int argno, const char *argname
 extern text *jobq_queue_arg(FunctionCallInfo fcinfo, int argno);
 extern void jobq_check_queue_name(const char *name, int len);
 extern int64 jobq_interval_usecs(const Interval *span);
-extern void jobq_check_interval(const Interval *span, const char *argname,
-								int64 min_usecs, int64 max_usecs);
+extern Interval *jobq_check_interval(const Interval *span, const char *argname,
+									 int64 min_usecs, int64 max_usecs);
 extern void jobq_check_int_range(int64 value, const char *argname,
 								 int64 min, int64 max);
 extern void jobq_check_payload(Jsonb *value, const char *argname);

@@ -72,7 +72,9 @@ queue_not_found(text *queue)
 /*
  * check_settings
  *	  Validate queue settings given as datums; isnull[i] marks "not given"
- *	  (alter) and is an error for create (where SQL defaults fill them).
+ *	  (alter) and is an error when all_required.  Interval settings are
+ *	  replaced by their normalized form (jobq_check_interval), which is what
+ *	  gets stored.
  */
 static void
 check_settings(Datum *values, bool *isnull, bool all_required)
@@ -89,23 +91,23 @@ check_settings(Datum *values, bool *isnull, bool all_required)
 					 errmsg("%s must not be null", names[i])));
 
 	if (!isnull[ARG_LEASE])
-		jobq_check_interval(DatumGetIntervalP(values[ARG_LEASE]), "lease",
-							JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS);
+		values[ARG_LEASE] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_LEASE]),
+																	   "lease", JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS));
 	if (!isnull[ARG_MAX_ATTEMPTS])
 		jobq_check_int_range(DatumGetInt32(values[ARG_MAX_ATTEMPTS]), "max_attempts",
 							 1, JOBQ_MAX_ATTEMPTS_LIMIT);
 	if (!isnull[ARG_BACKOFF_BASE])
-		jobq_check_interval(DatumGetIntervalP(values[ARG_BACKOFF_BASE]), "backoff_base",
-							0, JOBQ_BACKOFF_BASE_MAX_USECS);
+		values[ARG_BACKOFF_BASE] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_BACKOFF_BASE]),
+																	   "backoff_base", 0, JOBQ_BACKOFF_BASE_MAX_USECS));
 	if (!isnull[ARG_BACKOFF_CAP])
-		jobq_check_interval(DatumGetIntervalP(values[ARG_BACKOFF_CAP]), "backoff_cap",
-							0, JOBQ_BACKOFF_CAP_MAX_USECS);
+		values[ARG_BACKOFF_CAP] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_BACKOFF_CAP]),
+																	   "backoff_cap", 0, JOBQ_BACKOFF_CAP_MAX_USECS));
 	if (!isnull[ARG_COMPLETED_RET])
-		jobq_check_interval(DatumGetIntervalP(values[ARG_COMPLETED_RET]), "completed_retention",
-							0, JOBQ_RETENTION_MAX_USECS);
+		values[ARG_COMPLETED_RET] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_COMPLETED_RET]),
+																	   "completed_retention", 0, JOBQ_RETENTION_MAX_USECS));
 	if (!isnull[ARG_DEAD_RET])
-		jobq_check_interval(DatumGetIntervalP(values[ARG_DEAD_RET]), "dead_retention",
-							0, JOBQ_RETENTION_MAX_USECS);
+		values[ARG_DEAD_RET] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_DEAD_RET]),
+																	   "dead_retention", 0, JOBQ_RETENTION_MAX_USECS));
 	if (!isnull[ARG_BACKOFF_BASE] && !isnull[ARG_BACKOFF_CAP] &&
 		jobq_interval_usecs(DatumGetIntervalP(values[ARG_BACKOFF_CAP])) <
 		jobq_interval_usecs(DatumGetIntervalP(values[ARG_BACKOFF_BASE])))

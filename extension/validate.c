@@ -132,10 +132,38 @@ jobq_interval_usecs(const Interval *span)
 }
 
 /*
- * jobq_check_interval
- *	  Reject an interval outside [min_usecs, max_usecs] with 22023.
+ * interval_from_usecs
+ *	  An interval of usecs microseconds: whole days in the day field when
+ *	  keep_days, the rest as time.
  */
-void
+static Interval *
+interval_from_usecs(int64 usecs, bool keep_days)
+{
+	Interval   *result = palloc0(sizeof(Interval));
+
+	if (keep_days)
+	{
+		result->day = (int32) (usecs / USECS_PER_DAY);
+		usecs -= (int64) result->day * USECS_PER_DAY;
+	}
+	result->time = usecs;
+	return result;
+}
+
+/*
+ * jobq_check_interval
+ *	  Reject an interval whose length lies outside [min_usecs, max_usecs]
+ *	  with 22023, and return it normalized: the length that was checked is
+ *	  exactly the length that will be used.
+ *
+ *	  The length counts a month as 30 days (as interval comparison does).
+ *	  Months never reach the result, so "1 month -29 days" is one day, not
+ *	  a date-dependent 1 to 3 days, and a span that passed the check cannot
+ *	  become longer, or negative, when added to a date.  Spans of at most a
+ *	  day (leases, waits, backoff base) become pure time, so a daylight
+ *	  saving change cannot stretch them either; longer ones keep whole days.
+ */
+Interval *
 jobq_check_interval(const Interval *span, const char *argname,
 					int64 min_usecs, int64 max_usecs)
 {
@@ -143,16 +171,17 @@ jobq_check_interval(const Interval *span, const char *argname,
 
 	if (usecs < min_usecs || usecs > max_usecs)
 	{
-		Interval	lo = {0}, hi = {0};
+		bool		days = max_usecs > USECS_PER_DAY && max_usecs % USECS_PER_DAY == 0;
 
-		lo.time = min_usecs;
-		hi.time = max_usecs;
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be between %s and %s", argname,
-						DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&lo))),
-						DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&hi))))));
+						DatumGetCString(DirectFunctionCall1(interval_out,
+															IntervalPGetDatum(interval_from_usecs(min_usecs, days)))),
+						DatumGetCString(DirectFunctionCall1(interval_out,
+															IntervalPGetDatum(interval_from_usecs(max_usecs, days)))))));
 	}
+	return interval_from_usecs(usecs, max_usecs > USECS_PER_DAY);
 }
 
 /*

@@ -1,0 +1,148 @@
+-- jobq_explain (O2): the plans of the hot statements use the partial
+-- indexes. The statements run inside C (claim.c, sweep.c, ack.c); their
+-- text is copied here verbatim (prepared with the same parameter types), so
+-- when the C changes, this copy must change too. With 10000 ready jobs and
+-- 200 running ones, analyzed, both custom plans (parameter values known)
+-- and generic plans must use: claim -> jobs_claim_idx, with the row locks
+-- taken under the LIMIT and no Sort of the ready set below them; sweep ->
+-- jobs_lease_idx; complete -> jobs_pkey. Plans are checked as booleans so
+-- that the test does not depend on costs.
+\set VERBOSITY terse
+SET client_min_messages = warning;
+
+SELECT jobq_create_queue('exp', lease => '1 hour');
+SELECT jobq_create_queue('exp-b', lease => '1 hour');
+SELECT count(*) FROM jobq_enqueue_batch('exp', array_fill('{"x": 1}'::jsonb, ARRAY[10000]));
+SELECT count(*) FROM jobq_enqueue_batch('exp-b', array_fill('{"x": 2}'::jsonb, ARRAY[2000]));
+SELECT count(*) FROM jobq_enqueue_batch('exp', array_fill('{"x": 3}'::jsonb, ARRAY[1000]), delay => '1 hour');
+SELECT count(*) FROM jobq_claim('exp', max_jobs => 200);
+ANALYZE jobq.jobs;
+ANALYZE jobq.queues;
+ANALYZE jobq.history;
+
+-- The EXPLAIN (COSTS OFF) text of a statement, one string.
+CREATE FUNCTION regress_plan(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    plan text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || stmt LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    RETURN plan;
+END
+$$;
+
+-- claim.c, run_claim: $1 queues, $2 now, $3 max_jobs, $4 lease, $5 worker
+PREPARE regress_claim(text[], timestamptz, int8, interval, text) AS
+WITH q AS MATERIALIZED ( SELECT name, lease FROM jobq.queues WHERE name = ANY ($1) AND NOT paused),
+c AS ( SELECT j.id, j.priority, j.run_at, COALESCE($4, q.lease) AS lease FROM q CROSS JOIN LATERAL (
+SELECT j.id, j.priority, j.run_at FROM jobq.jobs j WHERE j.queue = q.name AND j.state = 'ready' AND
+j.run_at <= $2 ORDER BY j.priority, j.run_at, j.id LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED) j ORDER
+BY j.priority, j.run_at, j.id LIMIT $3), u AS ( UPDATE jobq.jobs j SET state = 'running', attempt =
+j.attempt + 1, token = pg_catalog.gen_random_uuid(), locked_until = $2 + c.lease, claimed_at = $2,
+worker = $5 FROM c WHERE j.id = c.id RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts,
+j.token, j.locked_until, j.enqueued_at, j.priority, j.run_at) SELECT id, queue, payload, attempt,
+max_attempts, token, locked_until, enqueued_at FROM u ORDER BY priority, run_at, id;
+-- sweep.c, jobq_sweep_run (expired leases): $1 now, $2 queue, $3 max_rows
+PREPARE regress_expire(timestamptz, text, int8) AS
+WITH x AS ( SELECT j.id FROM jobq.jobs j WHERE j.state = 'running' AND j.locked_until < $1 AND
+($2::text IS NULL OR j.queue = $2) ORDER BY j.locked_until LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED),
+r AS ( UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL, run_at = $1 +
+pg_catalog.make_interval(secs => LEAST(EXTRACT(EPOCH FROM q.backoff_cap)::float8, EXTRACT(EPOCH FROM
+q.backoff_base)::float8 * pg_catalog.power(2::float8, LEAST(GREATEST(j.attempt - 1, 0), 60))) * (0.5
++ pg_catalog.random() * 0.5)), errors = (SELECT CASE WHEN pg_catalog.jsonb_array_length(e) > 10 THEN
+e OPERATOR(pg_catalog.-) 0 ELSE e END FROM (SELECT COALESCE(j.errors, '[]'::jsonb)
+OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt',
+j.attempt, 'at', $1 , 'error', 'lease expired', 'truncated', false))) AS x(e)) FROM x, jobq.queues q
+WHERE j.id = x.id AND q.name = j.queue AND j.attempt < j.max_attempts RETURNING j.id), d AS ( DELETE
+FROM jobq.jobs j USING x WHERE j.id = x.id AND j.attempt >= j.max_attempts RETURNING j.*), h AS (
+INSERT INTO jobq.history (id, queue, state, priority, run_at, attempt, max_attempts, token, worker,
+enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payload) SELECT d.id, d.queue,
+'dead', d.priority, d.run_at, d.attempt, d.max_attempts, NULL, d.worker, d.enqueued_at,
+d.claimed_at, $1, d.dedupe_key, (SELECT CASE WHEN pg_catalog.jsonb_array_length(e) > 10 THEN e
+OPERATOR(pg_catalog.-) 0 ELSE e END FROM (SELECT COALESCE(d.errors, '[]'::jsonb)
+OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt',
+d.attempt, 'at', $1 , 'error', 'lease expired', 'truncated', false))) AS x(e)), NULL, d.payload FROM
+d) SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d);
+-- ack.c, jobq_complete: $1 id, $2 token, $3 finished_at, $4 result
+PREPARE regress_complete(int8, uuid, timestamptz, jsonb) AS
+WITH d AS ( DELETE FROM jobq.jobs WHERE id = $1 AND token = $2 AND state = 'running' RETURNING *), h
+AS (INSERT INTO jobq.history (id, queue, state, priority, run_at, attempt, max_attempts, token,
+worker, enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payload) SELECT d.id,
+d.queue, 'completed', d.priority, d.run_at, d.attempt, d.max_attempts, d.token, d.worker,
+d.enqueued_at, d.claimed_at, $3, d.dedupe_key, d.errors, $4, d.payload FROM d JOIN jobq.queues q ON
+q.name = d.queue WHERE q.completed_retention > interval '0') SELECT count(*) FROM d;
+
+CREATE FUNCTION regress_check_plans(mode text) RETURNS TABLE (statement text, check_name text, ok boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+    p text;
+BEGIN
+    EXECUTE format('SET LOCAL plan_cache_mode = %I', mode);
+    FOREACH p IN ARRAY ARRAY[
+        $q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 1, NULL, NULL)$q$,
+        $q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 100, '1 minute', 'w')$q$,
+        $q$EXECUTE regress_claim(ARRAY['exp', 'exp-b', 'exp-none'], clock_timestamp(), 10, NULL, NULL)$q$]
+    LOOP
+        statement := p;
+        p := regress_plan(p);
+        check_name := 'uses jobs_claim_idx';
+        ok := p ~ 'Index Scan using jobs_claim_idx on jobs j';
+        RETURN NEXT;
+        check_name := 'locks under the limit';
+        ok := p ~ 'Limit\n\s+->  LockRows\n\s+->  Index Scan using jobs_claim_idx';
+        RETURN NEXT;
+        check_name := 'no seq scan of jobs';
+        ok := p !~ 'Seq Scan on jobs';
+        RETURN NEXT;
+        check_name := 'updates by jobs_pkey';
+        ok := p ~ 'Index Scan using jobs_pkey on jobs j';
+        RETURN NEXT;
+    END LOOP;
+    FOREACH p IN ARRAY ARRAY[
+        $q$EXECUTE regress_expire(clock_timestamp(), NULL, 1000)$q$,
+        $q$EXECUTE regress_expire(clock_timestamp(), 'exp', 1000)$q$]
+    LOOP
+        statement := p;
+        p := regress_plan(p);
+        check_name := 'uses jobs_lease_idx';
+        ok := p ~ 'Index Scan using jobs_lease_idx on jobs j';
+        RETURN NEXT;
+        check_name := 'locks under the limit';
+        ok := p ~ 'Limit\n\s+->  LockRows\n\s+->  Index Scan using jobs_lease_idx';
+        RETURN NEXT;
+        check_name := 'no seq scan of jobs';
+        ok := p !~ 'Seq Scan on jobs';
+        RETURN NEXT;
+    END LOOP;
+    statement := $q$EXECUTE regress_complete(5, gen_random_uuid(), clock_timestamp(), NULL)$q$;
+    p := regress_plan(statement);
+    check_name := 'deletes by jobs_pkey';
+    ok := p ~ 'Index Scan using jobs_pkey on jobs';
+    RETURN NEXT;
+    check_name := 'no seq scan of jobs';
+    ok := p !~ 'Seq Scan on jobs';
+    RETURN NEXT;
+END
+$$;
+
+BEGIN;
+SELECT * FROM regress_check_plans('force_custom_plan');
+COMMIT;
+BEGIN;
+SELECT * FROM regress_check_plans('force_generic_plan');
+COMMIT;
+
+-- the claim's plan, for the record when a check above fails
+BEGIN;
+SET LOCAL plan_cache_mode = force_generic_plan;
+SELECT claim_plan FROM (SELECT regexp_split_to_table(regress_plan($q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 1, NULL, NULL)$q$), E'\n') AS claim_plan OFFSET 0) p WHERE claim_plan <> '';
+COMMIT;
+
+DEALLOCATE regress_claim;
+DEALLOCATE regress_expire;
+DEALLOCATE regress_complete;
+DROP FUNCTION regress_check_plans(text);
+DROP FUNCTION regress_plan(text);
+SELECT jobq_drop_queue('exp', force => true), jobq_drop_queue('exp-b', force => true);
