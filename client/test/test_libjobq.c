@@ -1030,9 +1030,17 @@ test_batches(JobqConn *c)
 	for (i = 0; i < 5; i++)
 		l[i] = strlen(p[i]);
 
-	test("enqueue_batch: 5 jobs, ids in input order, all created");
+	/*
+	 * With dedupe keys the server inserts in key order (so that crossing
+	 * batches cannot deadlock): ids come back in input order but need not
+	 * increase along it.
+	 */
+	test("enqueue_batch: 5 jobs, one id per input, all created");
 	test_cond(jobq_enqueue_batch(c, qp, 5, p, l, keys, NULL, ids, created) == JOBQ_OK &&
-			  ids[0] > 0 && ids[1] > ids[0] && ids[4] > ids[3] &&
+			  ids[0] > 0 && ids[1] > 0 && ids[2] > 0 && ids[3] > 0 && ids[4] > 0 &&
+			  ids[0] != ids[1] && ids[1] != ids[2] && ids[2] != ids[3] && ids[3] != ids[4] &&
+			  ids[0] != ids[2] && ids[0] != ids[4] && ids[1] != ids[3] && ids[2] != ids[4] &&
+			  ids[0] != ids[3] && ids[1] != ids[4] &&
 			  created[0] && created[1] && created[4] && qstat(c, qp, "ready") == 5);
 
 	test("enqueue_batch: an existing live dedupe key returns its job");
