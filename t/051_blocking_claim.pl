@@ -132,12 +132,14 @@ is($node->safe_psql('postgres', $waiting), '0', 'slot freed');
 
 # 5. Many waiters and a burst: one wakeup per job, no herd.
 my $n_waiters = 100;
-my @ws = map { start_waiter($node, sprintf($claim_a, '20 s')) } 1 .. $n_waiters;
-ok(poll($node, $waiting, "$n_waiters", 60), "$n_waiters claims wait");
+# a long wait: on a loaded machine starting 100 psql processes takes a while,
+# and no waiter may give up before the jobs arrive
+my @ws = map { start_waiter($node, sprintf($claim_a, '240 s')) } 1 .. $n_waiters;
+ok(poll($node, $waiting, "$n_waiters", 180), "$n_waiters claims wait");
 $wakeups0 = $node->safe_psql('postgres', 'SELECT wakeups FROM jobq_wait_stats()');
 $node->safe_psql('postgres',
 	"SELECT count(*) FROM jobq_enqueue_batch('a', (SELECT array_agg('{}'::jsonb) FROM generate_series(1, 20)))");
-ok(poll($node, $waiting, $n_waiters - 20, 20), '20 jobs in one commit: 20 waiters leave');
+ok(poll($node, $waiting, $n_waiters - 20, 60), '20 jobs in one commit: 20 waiters leave');
 my $wakeups = $node->safe_psql('postgres', 'SELECT wakeups FROM jobq_wait_stats()') - $wakeups0;
 is($wakeups, 20, 'exactly 20 wakeups for 20 jobs');
 note(sprintf('wakeups per job in the burst: %.2f', $wakeups / 20));
@@ -160,7 +162,7 @@ ok($wakeups <= 100, 'no more wakeups than jobs');
 
 # 6. Fast shutdown with waiters present.
 @ws = map { start_waiter($node, sprintf($claim_a, '300 s')) } 1 .. 5;
-ok(poll($node, $waiting, '5'), '5 claims wait');
+ok(poll($node, $waiting, '5', 60), '5 claims wait');
 my $t1 = time;
 $node->stop('fast');
 my $stop = time - $t1;
