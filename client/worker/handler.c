@@ -1,0 +1,484 @@
+/*-------------------------------------------------------------------------
+ *
+ * handler.c
+ *	  Run one job's handler in a child process and judge how it ended.
+ *
+ * The handler protocol (see client/README-worker.md):
+ *	- the job's payload (JSON text) arrives on stdin, then EOF;
+ *	- JOBQ_JOB_ID, JOBQ_QUEUE, JOBQ_ATTEMPT and JOBQ_MAX_ATTEMPTS are set in
+ *	  the environment;
+ *	- exit 0: done, stdout is the result (stored as JSON when it parses,
+ *	  else as a JSON string); exit 75 (EX_TEMPFAIL): retry later; exit 65
+ *	  (EX_DATAERR): permanent failure, the job goes dead at once; any other
+ *	  exit or a signal: failure, retried with backoff while attempts are
+ *	  left, with the tail of stderr as the error.
+ *
+ * Each handler runs in a process group of its own so that a timeout kills
+ * whatever it started (a shell script's children too): SIGTERM first, then
+ * SIGKILL after --kill-after seconds.  On Linux the handler also gets
+ * SIGKILL when the worker dies, because a handler whose worker is gone can
+ * no longer report and its job comes back through the lease anyway.
+ *
+ * The worker never blocks on a pipe: stdin is written and stdout/stderr are
+ * read as poll() reports them ready, into bounded buffers (util.c).
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  client/worker/handler.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _GNU_SOURCE				/* pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "worker.h"
+
+/*
+ * job_free
+ *		Free what a Job owns (not the Job itself).  NULL-safe fields.
+ */
+void
+job_free(Job *job)
+{
+	free(job->queue);
+	free(job->payload);
+	job->queue = NULL;
+	job->payload = NULL;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/*
+ * child_setup
+ *		In the forked child: own process group, death signal, default signal
+ *		handling, pipes on 0/1/2, the job's environment.  Never returns on
+ *		error (exits 127 like a shell that cannot run a command).
+ */
+static void
+child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
+			pid_t parent)
+{
+	sigset_t	none;
+	char		num[32];
+
+	setpgid(0, 0);
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)	/* the worker died before prctl */
+		_exit(127);
+#else
+	(void) parent;
+#endif
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		_exit(127);
+	close(in);
+	close(out);
+	close(err);
+
+	/*
+	 * NB: the other slots' pipe ends are close-on-exec, but a callback runs
+	 * without exec; holding another handler's stdin open would keep it from
+	 * ever seeing EOF.
+	 */
+	for (int i = 0; i < w->concurrency; i++)
+	{
+		Slot	   *o = &w->slots[i];
+
+		if (o == self || !o->busy)
+			continue;
+		if (o->fd_in >= 0)
+			close(o->fd_in);
+		if (o->fd_out >= 0)
+			close(o->fd_out);
+		if (o->fd_err >= 0)
+			close(o->fd_err);
+	}
+
+	snprintf(num, sizeof(num), "%lld", job->id);
+	setenv("JOBQ_JOB_ID", num, 1);
+	setenv("JOBQ_QUEUE", job->queue, 1);
+	snprintf(num, sizeof(num), "%d", job->attempt);
+	setenv("JOBQ_ATTEMPT", num, 1);
+	snprintf(num, sizeof(num), "%d", job->max_attempts);
+	setenv("JOBQ_MAX_ATTEMPTS", num, 1);
+}
+
+/*
+ * handler_start
+ *		Start the handler for job in slot s, which takes ownership of job's
+ *		fields.  Returns false when the process could not be started (the
+ *		slot is then free again and the caller fails the job).
+ */
+bool
+handler_start(Worker *w, Slot *s, const Job *job)
+{
+	int			in[2] = {-1, -1},
+				out[2] = {-1, -1},
+				err[2] = {-1, -1};
+	pid_t		parent = getpid();
+	pid_t		pid;
+
+	memset(s, 0, sizeof(*s));
+	s->job = *job;
+	s->fd_in = s->fd_out = s->fd_err = -1;
+
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+		pipe2(err, O_CLOEXEC) < 0)
+	{
+		wlog(w, "error", "could not create pipes: %s", strerror(errno));
+		goto fail;
+	}
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+	{
+		wlog(w, "error", "could not fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0)
+	{
+		close(in[1]);
+		close(out[0]);
+		close(err[0]);
+		child_setup(w, s, job, in[0], out[1], err[1], parent);
+		if (w->callback)
+		{
+			JobqWorkerJob cj;
+			int			rc;
+
+			cj.id = job->id;
+			cj.queue = job->queue;
+			cj.payload = job->payload;
+			cj.attempt = job->attempt;
+			cj.max_attempts = job->max_attempts;
+			rc = w->callback(&cj, w->callback_arg);
+			fflush(stdout);
+			fflush(stderr);
+			_exit(rc >= 0 && rc <= 255 ? rc : 1);
+		}
+		execvp(w->handler_argv[0], w->handler_argv);
+		fprintf(stderr, "jobq-worker: could not execute \"%s\": %s\n",
+				w->handler_argv[0], strerror(errno));
+		_exit(127);
+	}
+
+	/* both sides set the group: whichever runs first wins the race */
+	setpgid(pid, pid);
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	s->fd_in = in[1];
+	s->fd_out = out[0];
+	s->fd_err = err[0];
+	fcntl(s->fd_in, F_SETFL, fcntl(s->fd_in, F_GETFL) | O_NONBLOCK);
+	fcntl(s->fd_out, F_SETFL, fcntl(s->fd_out, F_GETFL) | O_NONBLOCK);
+	fcntl(s->fd_err, F_SETFL, fcntl(s->fd_err, F_GETFL) | O_NONBLOCK);
+	s->busy = true;
+	s->pid = pid;
+	s->started = now_mono();
+	s->deadline = w->timeout > 0 ? s->started + w->timeout : 0;
+	buf_init(&s->out, MAX_RESULT_BYTES);
+	return true;
+
+fail:
+	for (int i = 0; i < 2; i++)
+	{
+		close_fd(&in[i]);
+		close_fd(&out[i]);
+		close_fd(&err[i]);
+	}
+	return false;
+}
+
+/*
+ * read_some
+ *		Read what is available on *fd into b (stdout) or r (stderr); close
+ *		*fd at EOF.  Stops at EAGAIN, or after a bounded number of reads so a
+ *		flood on one pipe cannot starve the rest of the loop.
+ */
+static void
+read_some(int *fd, Buf *b, Ring *r)
+{
+	char		chunk[65536];
+
+	for (int i = 0; i < 16 && *fd >= 0; i++)
+	{
+		ssize_t		n = read(*fd, chunk, sizeof(chunk));
+
+		if (n > 0)
+		{
+			if (b)
+				buf_append(b, chunk, n);
+			else
+				ring_append(r, chunk, n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		close_fd(fd);			/* EOF or a real error */
+	}
+}
+
+/*
+ * handler_io
+ *		Move bytes for slot s as poll() reported: the rest of the payload to
+ *		stdin, stdout and stderr into their buffers.
+ */
+void
+handler_io(Worker *w, Slot *s, short in_ev, short out_ev, short err_ev)
+{
+	(void) w;
+	if (s->fd_in >= 0 && (in_ev & (POLLOUT | POLLERR | POLLHUP)))
+	{
+		size_t		total = strlen(s->job.payload);
+
+		while (s->in_off < total)
+		{
+			ssize_t		n = write(s->fd_in, s->job.payload + s->in_off,
+								  total - s->in_off);
+
+			if (n > 0)
+				s->in_off += n;
+			else if (n < 0 && errno == EINTR)
+				continue;
+			else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break;
+			else
+			{
+				/* EPIPE: the handler does not read its stdin; fine */
+				s->in_off = total;
+			}
+		}
+		if (s->in_off >= total)
+			close_fd(&s->fd_in);
+	}
+	if (s->fd_out >= 0 && (out_ev & (POLLIN | POLLERR | POLLHUP)))
+		read_some(&s->fd_out, &s->out, NULL);
+	if (s->fd_err >= 0 && (err_ev & (POLLIN | POLLERR | POLLHUP)))
+		read_some(&s->fd_err, NULL, &s->err);
+}
+
+/*
+ * handler_drain
+ *		After the child exited: take what is still in its pipes and close
+ *		them.  A grandchild may hold the pipes open forever, so this does
+ *		not wait for EOF.
+ */
+void
+handler_drain(Slot *s)
+{
+	close_fd(&s->fd_in);
+	read_some(&s->fd_out, &s->out, NULL);
+	read_some(&s->fd_err, NULL, &s->err);
+	close_fd(&s->fd_out);
+	close_fd(&s->fd_err);
+}
+
+/*
+ * handler_kill
+ *		Ask the handler's process group to stop (SIGTERM) and arm the SIGKILL
+ *		that follows after --kill-after.  The first reason sticks.
+ */
+void
+handler_kill(Worker *w, Slot *s, KillReason why)
+{
+	if (!s->busy || s->exited || s->kill_reason != KILL_NONE)
+		return;
+	s->kill_reason = why;
+	kill(-s->pid, SIGTERM);
+	s->kill_at = now_mono() + w->kill_after;
+}
+
+/*
+ * handler_timers
+ *		Fire the slot's timers that are due at now: the job timeout, then the
+ *		SIGKILL that follows a SIGTERM the handler did not obey.
+ */
+void
+handler_timers(Worker *w, Slot *s, double now)
+{
+	if (!s->busy || s->exited)
+		return;
+	if (s->deadline > 0 && now >= s->deadline && s->kill_reason == KILL_NONE)
+	{
+		wlog(w, "warning", "job %lld timed out after %.0f s, stopping its handler",
+			 s->job.id, w->timeout);
+		handler_kill(w, s, KILL_TIMEOUT);
+	}
+	if (s->kill_at > 0 && now >= s->kill_at)
+	{
+		kill(-s->pid, SIGKILL);
+		s->kill_at = 0;
+	}
+}
+
+static const char *
+signame(int signo)
+{
+	switch (signo)
+	{
+		case SIGKILL:
+			return "SIGKILL";
+		case SIGTERM:
+			return "SIGTERM";
+		case SIGSEGV:
+			return "SIGSEGV";
+		case SIGABRT:
+			return "SIGABRT";
+		case SIGINT:
+			return "SIGINT";
+		case SIGBUS:
+			return "SIGBUS";
+		case SIGPIPE:
+			return "SIGPIPE";
+		default:
+			return "signal";
+	}
+}
+
+/* error text: a first line of our own, then the handler's stderr tail */
+static char *
+make_error(const char *first, const Ring *r)
+{
+	char	   *tail = ring_string(r);
+	size_t		n = strlen(first) + strlen(tail) + 2;
+	char	   *e = xmalloc(n);
+
+	if (tail[0])
+		snprintf(e, n, "%s\n%s", first, tail);
+	else
+		snprintf(e, n, "%s", first);
+	free(tail);
+	return e;
+}
+
+/*
+ * handler_finish
+ *		The child of slot s has exited (and its pipes are drained): turn how
+ *		it ended into the Ack that reports it, and free the slot.  Returns
+ *		NULL when there is nothing to report (the lease was lost; a line is
+ *		logged here).  The Ack takes over the job's fields.
+ */
+Ack *
+handler_finish(Worker *w, Slot *s)
+{
+	Ack		   *a = xmalloc(sizeof(Ack));
+	int			st = s->status;
+	char		first[200];
+
+	memset(a, 0, sizeof(*a));
+	a->job = s->job;
+	a->duration = now_mono() - s->started;
+	a->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	a->signo = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+
+	/* stragglers of a killed handler go too */
+	if (s->kill_reason != KILL_NONE)
+		kill(-s->pid, SIGKILL);
+
+	if (s->kill_reason == KILL_LEASE_LOST)
+	{
+		a->outcome = "lost";
+		log_job(w, a, "stale");
+		job_free(&a->job);
+		free(a);
+		a = NULL;
+	}
+	else if (s->kill_reason == KILL_SHUTDOWN)
+	{
+		a->kind = ACK_RELEASE;
+		a->outcome = "interrupted";
+	}
+	else if (s->kill_reason == KILL_TIMEOUT)
+	{
+		a->kind = ACK_FAIL;
+		a->outcome = "timeout";
+		snprintf(first, sizeof(first), "handler timed out after %g s", w->timeout);
+		a->error = make_error(first, &s->err);
+	}
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+	{
+		a->kind = ACK_COMPLETE;
+		a->outcome = "completed";
+		/* drop trailing newlines: "echo" adds one */
+		while (s->out.len > 0 && (s->out.data[s->out.len - 1] == '\n' ||
+								  s->out.data[s->out.len - 1] == '\r'))
+			s->out.data[--s->out.len] = '\0';
+		if (s->out.overflow)
+			wlog(w, "warning", "job %lld: result over %d bytes, stored as null",
+				 s->job.id, MAX_RESULT_BYTES);
+		else if (memchr(s->out.data, '\0', s->out.len) != NULL)
+			wlog(w, "warning", "job %lld: result contains NUL bytes, stored as null",
+				 s->job.id);
+		else if (s->out.len > 0)
+			a->result = xstrdup(s->out.data);
+	}
+	else if (WIFEXITED(st))
+	{
+		int			code = WEXITSTATUS(st);
+
+		a->kind = ACK_FAIL;
+		if (code == EXIT_RETRY_LATER)
+		{
+			a->outcome = "retry";
+			snprintf(first, sizeof(first), "handler asked to retry later (exit code %d)", code);
+		}
+		else if (code == EXIT_PERMANENT)
+		{
+			a->outcome = "permanent";
+			a->permanent = true;
+			snprintf(first, sizeof(first), "handler failed permanently (exit code %d)", code);
+		}
+		else
+		{
+			a->outcome = "failed";
+			snprintf(first, sizeof(first), "handler exited with code %d", code);
+		}
+		a->error = make_error(first, &s->err);
+	}
+	else
+	{
+		a->kind = ACK_FAIL;
+		a->outcome = "signal";
+		snprintf(first, sizeof(first), "handler killed by signal %d (%s)",
+				 WTERMSIG(st), signame(WTERMSIG(st)));
+		a->error = make_error(first, &s->err);
+	}
+
+	buf_free(&s->out);
+	s->busy = false;
+	s->exited = false;
+	s->pid = 0;
+	memset(&s->job, 0, sizeof(s->job));
+	return a;
+}

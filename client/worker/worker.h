@@ -1,0 +1,227 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.h
+ *	  Declarations shared by the files of jobq-worker.
+ *
+ * jobq-worker claims jobs from one or more queues and runs a handler for
+ * each: an executable (payload on stdin, result on stdout) or, for programs
+ * that link these files, a C callback run in a forked child (worker-api.h).
+ * Vocabulary:
+ *	job		a claimed row: id, queue, payload, attempt, token
+ *	lease	how long the claim is ours (locked_until on the server); kept
+ *			alive by the heartbeat while the handler runs
+ *	token	the claim token; complete, fail, extend and release present it,
+ *			and a stale token (lease lost) changes nothing
+ *	slot	one of the --concurrency places a handler process runs in
+ *	ack		the complete/fail/release that reports a finished job; acks
+ *			wait in a queue while the server is unreachable
+ *
+ * The worker is single-threaded: one poll() loop over the handler pipes,
+ * the libpq socket (LISTEN) and a self-pipe the signal handlers write to.
+ * It uses exactly one database connection and never holds a transaction
+ * open while a handler runs (every statement is its own transaction).
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  client/worker/worker.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JOBQ_WORKER_H
+#define JOBQ_WORKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "libpq-fe.h"
+#include "worker-api.h"
+
+#define JOBQ_WORKER_VERSION "0.1.0"
+
+/* Bounds on what we keep of a handler's output (see handler.c). */
+#define MAX_RESULT_BYTES	(1024 * 1024)	/* server's default payload limit */
+#define STDERR_TAIL_BYTES	4000	/* server keeps 4096 bytes of error */
+
+/* Handler exit codes with a meaning of their own (sysexits.h values). */
+#define EXIT_RETRY_LATER	75		/* EX_TEMPFAIL */
+#define EXIT_PERMANENT		65		/* EX_DATAERR */
+
+/* A growable byte buffer with a hard cap; data is always NUL-terminated. */
+typedef struct Buf
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+	size_t		limit;			/* bytes beyond this are dropped */
+	bool		overflow;		/* something was dropped */
+} Buf;
+
+/* A ring that keeps the last STDERR_TAIL_BYTES bytes written to it. */
+typedef struct Ring
+{
+	char		data[STDERR_TAIL_BYTES];
+	size_t		start;
+	size_t		len;
+	bool		wrapped;		/* older bytes were lost */
+} Ring;
+
+/* One claimed job, as returned by jobq_claim. */
+typedef struct Job
+{
+	long long	id;
+	char	   *queue;
+	char	   *payload;
+	int			attempt;
+	int			max_attempts;
+	char		token[40];
+	double		claimed_at;		/* monotonic seconds */
+	double		next_heartbeat; /* monotonic; 0 = none */
+	double		lease_ends;		/* monotonic estimate of locked_until */
+} Job;
+
+typedef enum KillReason
+{
+	KILL_NONE = 0,
+	KILL_TIMEOUT,
+	KILL_LEASE_LOST,
+	KILL_SHUTDOWN
+} KillReason;
+
+/* A running handler process. */
+typedef struct Slot
+{
+	bool		busy;
+	Job			job;
+	pid_t		pid;
+	bool		exited;
+	int			status;			/* from waitpid */
+	int			fd_in;			/* payload to the child; -1 when done */
+	int			fd_out;
+	int			fd_err;
+	size_t		in_off;
+	Buf			out;
+	Ring		err;
+	double		started;
+	double		deadline;		/* --timeout; 0 = none */
+	double		kill_at;		/* SIGKILL after SIGTERM; 0 = not yet */
+	KillReason	kill_reason;
+} Slot;
+
+typedef enum AckKind
+{
+	ACK_COMPLETE,
+	ACK_FAIL,
+	ACK_RELEASE
+} AckKind;
+
+/* A finished job waiting to be reported to the server. */
+typedef struct Ack
+{
+	struct Ack *next;
+	AckKind		kind;
+	Job			job;
+	char	   *result;			/* ACK_COMPLETE: stdout, may be NULL */
+	char	   *error;			/* ACK_FAIL */
+	bool		permanent;
+	const char *outcome;		/* for the log: completed, retry, ... */
+	int			exit_code;		/* -1 when signalled */
+	int			signo;
+	double		duration;
+} Ack;
+
+typedef enum DbStatus
+{
+	DB_OK,
+	DB_CONN,					/* connection lost or wrong node: reconnect */
+	DB_ERROR					/* the statement failed; not worth retrying */
+} DbStatus;
+
+typedef struct Worker
+{
+	/* options */
+	const char *conninfo;
+	char	  **queues;
+	int			nqueues;
+	int			concurrency;
+	int			batch;
+	double		lease;			/* 0 = the queue's lease */
+	double		heartbeat;		/* <0 = a third of the lease; 0 = off */
+	double		timeout;		/* 0 = none */
+	double		kill_after;		/* SIGTERM -> SIGKILL delay */
+	long		max_jobs;		/* 0 = unlimited */
+	bool		burst;
+	bool		listen;
+	double		poll_interval;
+	double		sweep_interval; /* 0 = never */
+	double		grace;
+	bool		log_json;
+	const char *log_file;
+	char	  **handler_argv;
+	JobqWorkerCallback callback;
+	void	   *callback_arg;
+
+	/* state */
+	char		worker_name[128];
+	PGconn	   *conn;
+	bool		listening;
+	double		reconnect_at;	/* monotonic; when conn is NULL */
+	double		backoff;
+	bool		ever_connected;
+	Slot	   *slots;
+	Job		   *backlog;		/* claimed, not started */
+	int			nbacklog;
+	int			backlog_cap;
+	Ack		   *acks_head;
+	Ack		   *acks_tail;
+	long		started_jobs;
+	long		finished_jobs;
+	bool		want_claim;		/* a NOTIFY arrived or claims found work */
+	double		next_poll;
+	double		next_sweep;
+	bool		stopping;		/* SIGTERM: finish running jobs */
+	double		stop_deadline;
+	bool		got_sigterm;
+	bool		abort_now;		/* second SIGTERM or SIGINT */
+	bool		drained;		/* --burst: the last claim found nothing */
+	int			exit_code;
+} Worker;
+
+/* util.c */
+extern double now_mono(void);
+extern void buf_init(Buf *b, size_t limit);
+extern void buf_append(Buf *b, const char *p, size_t n);
+extern void buf_free(Buf *b);
+extern void ring_append(Ring *r, const char *p, size_t n);
+extern char *ring_string(const Ring *r);
+extern char *xstrdup(const char *s);
+extern void *xmalloc(size_t n);
+
+/* log.c */
+extern void log_open(Worker *w);
+extern void log_reopen(Worker *w);
+extern void wlog(Worker *w, const char *level, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+extern void log_job(Worker *w, const Ack *a, const char *state);
+
+/* handler.c */
+extern bool handler_start(Worker *w, Slot *s, const Job *job);
+extern void handler_io(Worker *w, Slot *s, short in_ev, short out_ev, short err_ev);
+extern void handler_drain(Slot *s);
+extern void handler_kill(Worker *w, Slot *s, KillReason why);
+extern void handler_timers(Worker *w, Slot *s, double now);
+extern Ack *handler_finish(Worker *w, Slot *s);
+extern void job_free(Job *job);
+
+/* db.c */
+extern DbStatus db_connect(Worker *w);
+extern void db_disconnect(Worker *w);
+extern DbStatus db_claim(Worker *w, int max_jobs, Job **jobs, int *njobs);
+extern DbStatus db_ack(Worker *w, Ack *a, char *state, size_t statelen);
+extern DbStatus db_extend(Worker *w, Job *job, bool *stale, double *lease_left);
+extern DbStatus db_release(Worker *w, Job *job, bool *released);
+extern DbStatus db_sweep(Worker *w);
+extern DbStatus db_consume(Worker *w, bool *notified);
+
+#endif							/* JOBQ_WORKER_H */

@@ -1,0 +1,131 @@
+# t/010_cli.pl: the jobq command-line tool: every command's table and
+# --json output, exit codes (0 ok, 1 failed/not found, 2 usage,
+# 3 connection), bad usage.
+use strict;
+use warnings;
+use JSON::PP;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use JobqTest;
+
+my $node = new_node('cli');
+my ($rc, $out, $err);
+
+sub cli { return run_cli($node, @_); }
+
+($rc, $out) = cli([ 'queue', 'create', 'mails', '--lease', '2', '--max-attempts', '2', '--backoff-base', '0', '--backoff-cap', '0' ]);
+is($rc, 0, 'queue create: exit 0');
+is($out, "queue mails created\n", 'queue create: message');
+($rc, $out, $err) = cli([ 'queue', 'create', 'mails' ]);
+is($rc, 1, 'queue create existing: exit 1');
+like($err, qr/already exists \(SQLSTATE 42710\)/, 'queue create existing: server error shown');
+($rc, $out) = cli([ '--json', 'queue', 'alter', 'mails', '--notify', 'off' ]);
+is_deeply(decode_json($out), { queue => 'mails', done => 'altered' }, 'queue alter --json');
+
+($rc, $out) = cli([ 'enqueue', 'mails', '{"to": "a@b.c"}' ]);
+is($rc, 0, 'enqueue: exit 0');
+like($out, qr/^\d+\n$/, 'enqueue: prints the id');
+my $id1 = $out + 0;
+($rc, $out) = cli([ 'enqueue', 'mails', '--json' ], qq({"n": 1}\n\n{"n": "two \\" quote"}\n));
+is($rc, 0, 'enqueue from stdin: exit 0');
+my $ids = decode_json($out);
+is(scalar @$ids, 2, 'enqueue from stdin: one job per non-empty line');
+is($ids->[0]{created}, JSON::PP::true, 'enqueue --json: created flag');
+($rc, $out, $err) = cli([ 'enqueue', 'mails', '{bad' ]);
+is($rc, 1, 'enqueue invalid JSON: exit 1');
+like($err, qr/22P02/, 'enqueue invalid JSON: SQLSTATE shown');
+($rc) = cli([ 'enqueue', 'nosuchqueue', '{}' ]);
+is($rc, 1, 'enqueue unknown queue: exit 1');
+($rc, $out) = cli([ 'enqueue', 'mails', '{}', '--key', 'k1', '--priority', '5', '--delay', '3600' ]);
+my $delayed = $out + 0;
+($rc, $out) = cli([ 'enqueue', 'mails', '{}', '--key', 'k1' ]);
+is($out + 0, $delayed, 'enqueue --key: same live key gives the same id');
+($rc, $out, $err) = cli([ 'enqueue', 'mails', '{}', '--delay', '1', '--run-at', 'now' ]);
+is($rc, 2, 'enqueue --delay with --run-at: usage error');
+
+($rc, $out) = cli([ 'stats' ]);
+is($rc, 0, 'stats: exit 0');
+like($out, qr/^queue\s+paused\s+ready\s+delayed\s+running.*\n-+\s+-+.*\nmails\s+3\s+1\s+0/s,
+	'stats: aligned table');
+($rc, $out) = cli([ 'stats', 'mails', '--json' ]);
+my $st = decode_json($out);
+is($st->[0]{ready}, 3, 'stats --json: numbers');
+is($st->[0]{paused}, JSON::PP::false, 'stats --json: booleans');
+($rc, $out, $err) = cli([ 'stats', 'nope' ]);
+is($rc, 1, 'stats unknown queue: exit 1');
+
+($rc, $out) = cli([ 'list', 'mails' ]);
+like($out, qr/^id\s+state\s+priority.*\n-+.*\n\s*$id1\s+ready\s+0/s, 'list: table');
+($rc, $out) = cli([ 'list', 'mails', '--state', 'delayed', '--json' ]);
+is_deeply([ map { $_->{id} } @{ decode_json($out) } ], [$delayed], 'list --state delayed --json');
+($rc, $out, $err) = cli([ 'list', 'mails', '--state', 'bogus' ]);
+is($rc, 1, 'list bad state: exit 1');
+
+($rc, $out) = cli([ 'show', $id1 ]);
+like($out, qr/^id\s+$id1\nqueue\s+mails\nstate\s+ready\npayload\s+\{"to": "a\@b.c"\}/, 'show: record');
+($rc, $out) = cli([ 'show', $id1, '--json' ]);
+is(decode_json($out)->{payload}{to}, 'a@b.c', 'show --json: payload as JSON');
+($rc, $out, $err) = cli([ 'show', '999999' ]);
+is($rc, 1, 'show unknown: exit 1');
+like($err, qr/no job 999999/, 'show unknown: message');
+($rc) = cli([ 'show', 'abc' ]);
+is($rc, 2, 'show non-number: exit 2');
+
+# make a dead job: claim and fail it permanently
+$node->safe_psql('postgres',
+	"SELECT jobq_fail(id, token, 'boom', NULL, true) FROM jobq_claim('mails', 't', 1)");
+($rc, $out) = cli([ 'list', 'mails', '--state', 'dead' ]);
+like($out, qr/dead\s.*boom/, 'list dead: last_error shown');
+($rc, $out) = cli([ 'retry', $id1 ]);
+is($rc, 0, 'retry dead job: exit 0');
+($rc, $out, $err) = cli([ 'retry', $id1 ]);
+is($rc, 1, 'retry a ready job: exit 1');
+like($err, qr/job $id1 is ready/, 'retry a ready job: says why');
+($rc, $out) = cli([ 'retry', '--queue', 'mails', '--json' ]);
+is_deeply(decode_json($out), { queue => 'mails', retried => 0 }, 'retry --queue --json');
+
+($rc, $out) = cli([ 'cancel', $delayed ]);
+is($out, "job $delayed cancelled\n", 'cancel: exit 0');
+($rc) = cli([ 'cancel', $delayed ]);
+is($rc, 1, 'cancel twice: exit 1');
+($rc, $out) = cli([ 'purge', 'mails', '--state', 'cancelled', '--json' ]);
+is_deeply(decode_json($out), { queue => 'mails', purged => 1 }, 'purge --json');
+
+($rc, $out) = cli([ 'queue', 'pause', 'mails' ]);
+is($out, "queue mails paused\n", 'pause');
+($rc, $out) = cli([ 'queues' ]);
+like($out, qr/^queue\s+lease\s+max_attempts.*\nmails\s+00:00:02\s+2\s.*yes\s+off\n/s, 'queues: table');
+($rc, $out) = cli([ 'queues', '--json' ]);
+is(decode_json($out)->[0]{lease_s}, 2, 'queues --json');
+cli([ 'queue', 'resume', 'mails' ]);
+($rc, $out) = cli([ 'sweep', 'mails' ]);
+like($out, qr/^requeued\s+dead\s+purged\n-+\s+-+\s+-+\n\s+0\s+0\s+\d+\n$/, 'sweep: table');
+($rc, $out) = cli([ 'sweep', '--json' ]);
+is(ref decode_json($out), 'ARRAY', 'sweep --json');
+
+($rc, $out, $err) = cli([ 'queue', 'drop', 'mails' ]);
+is($rc, 1, 'drop with live jobs: exit 1');
+($rc, $out) = cli([ 'queue', 'drop', 'mails', '--force' ]);
+is($rc, 0, 'drop --force: exit 0');
+
+# usage and connection errors
+($rc, $out, $err) = cli([]);
+is($rc, 2, 'no command: exit 2');
+like($err, qr/Try "jobq --help"/, 'no command: hint');
+($rc) = cli([ 'frobnicate' ]);
+is($rc, 2, 'unknown command: exit 2');
+($rc) = cli([ 'stats', '--state', 'x' ]);
+is($rc, 2, 'option of another command: exit 2');
+($rc) = cli([ 'list' ]);
+is($rc, 2, 'missing argument: exit 2');
+($rc) = cli([ '--bogus' ]);
+is($rc, 2, 'unknown option: exit 2');
+IPC::Run::run([ cli_bin(), '--help' ], '>', \$out, '2>', \$err);
+is($? >> 8, 0, '--help: exit 0');
+like($out, qr/enqueue QUEUE \[JSON\]/, '--help: lists commands');
+IPC::Run::run([ cli_bin(), '-V' ], '>', \$out, '2>', \$err);
+is($? >> 8, 0, '-V: exit 0');
+IPC::Run::run([ cli_bin(), '-d', 'host=/nonexistent', 'stats' ], '>', \$out, '2>', \$err);
+is($? >> 8, 3, 'cannot connect: exit 3');
+
+done_testing();

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# t/run.sh: run jobq's TAP tests (t/NNN_*.pl) against throwaway clusters.
+#
+#   t/run.sh [PROVE_ARGS...]      e.g. t/run.sh t/002_worker_crash.pl
+#
+# PostgreSQL refuses to run as root, so when called as root (CI) this
+# copies the tests to a scratch directory owned by "postgres" and runs
+# prove as that user.  The binaries come from $JOBQ_BIN_DIR, else
+# client/ (built with "make -C client" when missing; if the library's
+# Makefile cannot build them, they are compiled directly against libpq,
+# which is all they need).  The extension must be installed
+# ("make NO_CLIENT=1 install").
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+pgbin=$(pg_config --bindir)
+pgxs=$(cd "$(dirname "$(pg_config --pgxs)")/../.." && pwd)	# .../lib/pgxs
+work=$(mktemp -d /tmp/jobq-tap.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+bin=${JOBQ_BIN_DIR:-$root/client}
+if [ -z "${JOBQ_BIN_DIR:-}" ]; then
+	# rebuild when sources changed; failure falls through to the direct build
+	make -C "$root/client" >/dev/null 2>&1 || rm -f "$bin/jobq-worker" "$bin/jobq"
+fi
+if [ ! -x "$bin/jobq-worker" ] || [ ! -x "$bin/jobq" ]; then
+	bin=$work/bin
+	mkdir -p "$bin"
+	cflags="-Wall -Wextra -O2 -g -I$(pg_config --includedir)"
+	libs="-L$(pg_config --libdir) -lpq -lm"
+	gcc $cflags -o "$bin/jobq-worker" "$root"/client/worker/*.c $libs
+	gcc $cflags -o "$bin/jobq" "$root"/client/cli/*.c $libs
+fi
+# the tests run as postgres: give them their own copy of the binaries
+mkdir -p "$work/bin"
+[ "$bin" = "$work/bin" ] || cp "$bin/jobq-worker" "$bin/jobq" "$work/bin/"
+cp -r "$root/t" "$work/t"
+
+as_pg() { if [ "$(id -u)" = 0 ]; then chown -R postgres: "$work"; runuser -u postgres -- "$@"; else "$@"; fi; }
+cd "$work"
+args=("$@")
+[ ${#args[@]} -gt 0 ] || args=(t/*.pl)
+as_pg env PATH="$pgbin:$PATH" JOBQ_BIN_DIR="$work/bin" \
+	PG_REGRESS="$pgxs/src/test/regress/pg_regress" TESTDIR="$work" \
+	prove -I "$pgxs/src/test/perl" -I "$work/t" "${args[@]}"
