@@ -44,8 +44,8 @@ failed_suites=()
 count_tests() {
 	local log=$1 p=0 f=0 n
 	# pg_regress / pg_isolation_regress: "ok" and "FAILED" lines per test
-	n=$(grep -cE '\.\.\. ok' "$log"); p=$((p + n))
-	n=$(grep -cE '\.\.\. FAILED' "$log"); f=$((f + n))
+	n=$(grep -cE '^(test| ) *[a-z][a-z0-9_]* +\.\.\. ok' "$log"); p=$((p + n))
+	n=$(grep -cE '^(test| ) *[a-z][a-z0-9_]* +\.\.\. FAILED' "$log"); f=$((f + n))
 	# prove: "Files=N, Tests=M" and "Failed N/M subtests"
 	n=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\).*/\1/p' "$log" | tail -1); [ -n "$n" ] && p=$((p + n))
 	n=$(sed -n 's/.*Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}'); p=$((p - n)); f=$((f + n))
