@@ -46,19 +46,28 @@ stats
 worker="$top/client/jobq-worker"
 if [ -x "$worker" ]; then
 	echo "== draining with jobq-worker --concurrency 4 --burst"
-	"$worker" --dbname "$dsn" --queue demo --concurrency 4 --batch 20 \
-		--sweep-interval 1 --poll-interval 0.2 --burst --log-format text \
-		-- "$top/demo/handler.sh" >"/tmp/jobq-$name-worker.log" 2>&1 &
-	wpid=$!
-	while kill -0 "$wpid" 2>/dev/null; do
+	# --burst exits when nothing is claimable; a retry waiting out its
+	# backoff is not claimable yet, so run it again until nothing is left
+	log="/tmp/jobq-$name-worker.log"
+	for round in 1 2 3 4 5 6 7 8 9 10; do
+		"$worker" --dbname "$dsn" --queue demo --concurrency 4 --batch 20 \
+			--sweep-interval 1 --poll-interval 0.2 --burst --log-format text \
+			-- "$top/demo/handler.sh" >>"$log" 2>&1 &
+		wpid=$!
+		while kill -0 "$wpid" 2>/dev/null; do
+			sleep 1
+			sql -At -c "SELECT format('   ready %s  delayed %s  running %s  dead %s  completed %s',
+			                ready, delayed, running, dead, completed) FROM jobq_stats('demo')"
+		done
+		wait "$wpid" || echo "jobq-worker exited with status $?"
+		left=$(sql -At -c "SELECT ready + delayed + running FROM jobq_stats('demo')")
+		[ "$left" = 0 ] && break
+		echo "   $left jobs waiting out a retry backoff: another burst (round $((round + 1)))"
 		sleep 1
-		sql -At -c "SELECT format('   ready %s  delayed %s  running %s  dead %s  completed %s',
-		                ready, delayed, running, dead, completed) FROM jobq_stats('demo')"
 	done
-	wait "$wpid" || echo "jobq-worker exited with status $?"
 	echo "== last lines of the worker's log"
-	tail -n 5 "/tmp/jobq-$name-worker.log"
-	rm -f "/tmp/jobq-$name-worker.log"
+	tail -n 5 "$log"
+	rm -f "$log"
 else
 	echo "== client/jobq-worker not built; draining with SQL calls instead"
 	sql <<'SQL'
