@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test/run-tests.sh: build, install and run jobq's test suites.
 #
-#   test/run-tests.sh [SUITE...]   SUITE: regress isolation client tap (default: all four)
+#   test/run-tests.sh [SUITE...]   SUITE: regress isolation client tap stress
+#                                  (default: all five)
 #
 # Run as root (CI) or as a user that can `make install` into pg_config's
 # directories.  PostgreSQL refuses to run as root, so the suites run as the
@@ -16,7 +17,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(regress isolation client tap)
+[ ${#suites[@]} -eq 0 ] && suites=(regress isolation client tap stress)
 
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
@@ -55,11 +56,16 @@ count_tests() {
 	passed=$((passed + p)); failed=$((failed + f))
 }
 
+# run_suite NAME CMD...: run CMD as the postgres OS user (as_pg), or as the
+# caller when NAME starts with "root:" (suites that start their own servers
+# through test/devdb.sh and install what they build)
 run_suite() {
 	local name=$1; shift
+	local runner=as_pg
+	case $name in root:*) name=${name#root:}; runner= ;; esac
 	local log="$work/suite-$name.log"
 	echo "== $name"
-	if as_pg "$@" 2>&1 | tee "$log"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+	if $runner "$@" 2>&1 | tee "$log"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
 		echo "-- $name: ok"
 	else
 		echo "-- $name: FAILED"
@@ -91,6 +97,9 @@ for s in "${suites[@]}"; do
 		if [ -x "$work/t/run.sh" ]; then
 			run_suite tap "$work/t/run.sh"
 		fi ;;
+	stress)
+		# the short configuration; stress/run.sh --long for the real thing
+		run_suite root:stress "$here/stress/run.sh" ;;
 	*)
 		echo "unknown suite $s" >&2; exit 2 ;;
 	esac
