@@ -16,7 +16,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
-our @EXPORT = qw(new_node worker_bin cli_bin start_worker stop_worker
+our @EXPORT = qw(new_node worker_bin cli_bin example_bin start_worker start_worker_cmd stop_worker
   wait_for worker_log worker_alive write_handler backend_pid run_cli job_state);
 
 # The worker is found in pg_stat_activity by its fallback application
@@ -27,6 +27,7 @@ my $bindir = $ENV{JOBQ_BIN_DIR} // dirname(__FILE__) . '/../client';
 
 sub worker_bin { return "$bindir/jobq-worker"; }
 sub cli_bin    { return "$bindir/jobq"; }
+sub example_bin { return "$bindir/examples/$_[0]"; }
 
 # new_node(NAME, [EXTRA_CONF]): a started cluster with CREATE EXTENSION jobq
 sub new_node
@@ -60,9 +61,18 @@ my $nworkers = 0;
 sub start_worker
 {
 	my ($node, @args) = @_;
+	return start_worker_cmd($node, [ worker_bin() ], @args);
+}
+
+# start_worker_cmd(NODE, [COMMAND...], [WORKER ARGS...]): as start_worker,
+# with another command line in front of the arguments (a program built on
+# libjobq-worker.a, or valgrind and its options before the worker)
+sub start_worker_cmd
+{
+	my ($node, $cmd, @args) = @_;
 	my $log = $PostgreSQL::Test::Utils::tmp_check . "/worker_" . (++$nworkers) . ".log";
 	my $timer = IPC::Run::timeout(180);
-	my $h = IPC::Run::start([ worker_bin(), '-d', $node->connstr('postgres'), @args ],
+	my $h = IPC::Run::start([ @$cmd, '-d', $node->connstr('postgres'), @args ],
 		'<', '/dev/null', '>&', $log, $timer);
 	my $w = { h => $h, pid => $h->{KIDS}[0]{PID}, log => $log, timer => $timer };
 	return $w;

@@ -21,16 +21,43 @@
 #define JOBQ_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
-#include "libpq-fe.h"
+#include "jobq-client.h"
 
 #define EXIT_OK			0
 #define EXIT_FAILED		1
 #define EXIT_USAGE		2
 #define EXIT_CONNECTION 3
 
+/*
+ * A table as printed: column names, which columns are numbers (printed
+ * right-aligned), and rows of cells (NULL prints as an empty cell).  The
+ * cells are the CLI's own copies, so a command can reshape what libjobq
+ * returned (yes/no for booleans, truncated times) before printing.
+ */
+typedef struct Table
+{
+	int			ncols;
+	const char *const *names;
+	const bool *numeric;
+	size_t		nrows;
+	size_t		cap;
+	char	  **cells;			/* nrows * ncols */
+} Table;
+
 /* output.c */
-extern void print_table(const PGresult *res);
-extern void print_record(const PGresult *res);
+extern void *cli_malloc(size_t n);
+extern char *cli_strdup(const char *s);
+extern void table_init(Table *t, int ncols, const char *const *names,
+					   const bool *numeric);
+extern void table_add(Table *t, const char *const *row);
+extern void table_free(Table *t);
+extern void print_table(const Table *t);
+extern void print_record(const JobqRows *rows);
+extern void print_json_string(const char *s);
+extern void print_json_number(double v);
+extern void print_json_time(const char *ts);
+extern bool interval_seconds(const char *text, double *out);
 
 #endif							/* JOBQ_CLI_H */

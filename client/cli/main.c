@@ -5,15 +5,18 @@
  *
  *		jobq [-d CONNINFO] [--json] COMMAND [ARG]... [OPTION]...
  *
- * Commands map one to one onto the SQL API (doc/sql-semantics.md):
- * enqueue, stats, list, show, retry, cancel, purge, queue create|alter|
- * drop|pause|resume, queues, sweep.  Output is an aligned table for
- * people, or JSON with --json (built by the server, so types and quoting
- * are exact).  Exit codes are in cli.h.
+ * Commands map one to one onto libjobq calls (and through them onto the
+ * SQL API, doc/sql-semantics.md): enqueue, stats, list, show, retry,
+ * cancel, purge, queue create|alter|drop|pause|resume, queues, sweep.
+ * Output is an aligned table for people, or JSON with --json (jobq_rows_json
+ * for result tables, so types and quoting follow the server's).  Exit codes
+ * are in cli.h.
  *
- * Every statement goes through PQexecParams: queue names, payloads and
- * every other argument are parameters, never pasted into SQL.  The
- * connection forces client_encoding UTF8 (RELIABILITY.md §3).
+ * The CLI sends no SQL of its own: libjobq checks arguments, qualifies
+ * every call with --schema (so search_path cannot redirect it), passes
+ * values as parameters and forces client_encoding UTF8 (RELIABILITY.md §3).
+ * The one exception is BEGIN/COMMIT around an enqueue from stdin that
+ * takes several batches, on jobq_pgconn() as libjobq documents.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -23,6 +26,7 @@
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -32,10 +36,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 #include "cli.h"
 
 #define JOBQ_CLI_VERSION "0.1.0"
-#define ENQUEUE_CHUNK 1000		/* payloads per jobq_enqueue_batch call */
+#define ENQUEUE_CHUNK JOBQ_ENQUEUE_BATCH_MAX	/* payloads per jobq_enqueue_batch */
 
 /* Options; each command says which it accepts (opt_allowed). */
 enum
@@ -48,6 +54,7 @@ enum
 
 static const struct option longopts[] = {
 	{"dbname", required_argument, NULL, 'd'},
+	{"schema", required_argument, NULL, 's'},
 	{"json", no_argument, NULL, O_JSON},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -73,13 +80,13 @@ static const struct option longopts[] = {
 
 static const char *progname = "jobq";
 static const char *conninfo = NULL;
+static const char *schema = "public";
 static bool json = false;
 static const char *opt[O_COUNT];	/* value of each option given, or NULL */
 static char **args;				/* positional arguments */
 static int	nargs;
 
-static PGconn *conn = NULL;
-static PGresult *cur = NULL;	/* the one live result, freed at exit */
+static JobqConn *conn = NULL;
 static char *stdin_text = NULL;
 
 static volatile sig_atomic_t interrupted = 0;
@@ -91,10 +98,7 @@ static volatile sig_atomic_t interrupted = 0;
 static void
 finish(int code)
 {
-	PQclear(cur);
-	cur = NULL;
-	if (conn)
-		PQfinish(conn);
+	jobq_disconnect(conn);
 	conn = NULL;
 	free(stdin_text);
 	free(args);
@@ -131,10 +135,12 @@ usage(FILE *f)
 			"  sweep [QUEUE]            requeue expired leases, purge old history\n\n"
 			"Options:\n"
 			"  -d, --dbname=CONNINFO    database connection string (default: PG* environment)\n"
+			"  -s, --schema=SCHEMA      schema of the jobq functions (default: public)\n"
 			"      --json               machine-readable output\n"
 			"  -h, --help               show this help, then exit\n"
 			"  -V, --version            show the version, then exit\n\n"
-			"Durations (S, SECONDS) are seconds or a PostgreSQL interval (\"5 min\").\n"
+			"Durations (S, SECONDS) are whole seconds or an interval such as \"5 min\",\n"
+			"\"1 hour 30 minutes\" or \"01:30:00\".\n"
 			"Exit status: 0 ok, 1 operation failed or not found, 2 bad usage,\n"
 			"3 connection error.\n",
 			progname, progname);
@@ -150,117 +156,84 @@ usage_error(const char *fmt, const char *arg)
 }
 
 /* ----------------------------------------------------------------------
- * Database
+ * Database: every call goes through libjobq
  * ---------------------------------------------------------------------- */
 
 static void
 connect_db(void)
 {
-	/* NB: keys after dbname override the conninfo's */
-	const char *keys[] = {"fallback_application_name", "dbname", "client_encoding", NULL};
-	const char *vals[] = {"jobq", conninfo, "UTF8", NULL};
+	static const char *const keys[] = {"fallback_application_name", NULL};
+	static const char *const vals[] = {"jobq", NULL};
 
-	conn = PQconnectdbParams(keys, vals, 1);
-	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
+	/* a handful of statements: preparing them would only add round trips */
+	conn = jobq_connect_params(conninfo, schema, JOBQ_CONNECT_NO_PREPARE, keys, vals);
+	if (conn == NULL || jobq_status(conn) != JOBQ_ERR_NONE)
 	{
-		fprintf(stderr, "%s: could not connect to the database: %s", progname,
-				conn ? PQerrorMessage(conn) : "out of memory\n");
+		fprintf(stderr, "%s: could not connect to the database: %s\n", progname,
+				jobq_errmsg(conn));
 		finish(EXIT_CONNECTION);
 	}
 }
 
 /*
- * query
- *		Run sql with text parameters (NULL = SQL NULL) and return its result,
- *		which stays valid until the next query.  A failure is reported and
- *		ends the program: 3 when the connection is gone, 1 otherwise.
+ * failed
+ *		Report the error of the last libjobq call and end the program: 3
+ *		when the connection is gone, 1 otherwise.  Server errors print as
+ *		psql does: the message with its SQLSTATE, then DETAIL and HINT.
  */
-static PGresult *
-query(const char *sql, int nparams, const char *const *vals)
+static void
+failed(void)
 {
-	ExecStatusType st;
+	const char *msg = jobq_errfield(conn, JOBQ_ERRFIELD_MESSAGE);
+	const char *detail = jobq_errfield(conn, JOBQ_ERRFIELD_DETAIL);
+	const char *hint = jobq_errfield(conn, JOBQ_ERRFIELD_HINT);
 
-	PQclear(cur);
-	cur = PQexecParams(conn, sql, nparams, NULL, vals, NULL, NULL, 0);
-	st = PQresultStatus(cur);
-	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
-		return cur;
-	if (PQstatus(conn) == CONNECTION_BAD || cur == NULL)
+	if (jobq_status(conn) == JOBQ_ERR_CONNECTION)
 	{
-		fprintf(stderr, "%s: lost the connection: %s", progname, PQerrorMessage(conn));
+		fprintf(stderr, "%s: lost the connection: %s\n", progname, jobq_errmsg(conn));
 		finish(EXIT_CONNECTION);
 	}
-	{
-		const char *state = PQresultErrorField(cur, PG_DIAG_SQLSTATE);
-		const char *msg = PQresultErrorField(cur, PG_DIAG_MESSAGE_PRIMARY);
-		const char *detail = PQresultErrorField(cur, PG_DIAG_MESSAGE_DETAIL);
-		const char *hint = PQresultErrorField(cur, PG_DIAG_MESSAGE_HINT);
-
-		fprintf(stderr, "%s: error: %s", progname, msg ? msg : PQerrorMessage(conn));
-		if (state)
-			fprintf(stderr, " (SQLSTATE %s)", state);
-		fputc('\n', stderr);
-		if (detail)
-			fprintf(stderr, "DETAIL: %s\n", detail);
-		if (hint)
-			fprintf(stderr, "HINT: %s\n", hint);
-	}
+	fprintf(stderr, "%s: error: %s", progname, msg ? msg : jobq_errmsg(conn));
+	if (jobq_sqlstate(conn))
+		fprintf(stderr, " (SQLSTATE %s)", jobq_sqlstate(conn));
+	fputc('\n', stderr);
+	if (detail)
+		fprintf(stderr, "DETAIL: %s\n", detail);
+	if (hint)
+		fprintf(stderr, "HINT: %s\n", hint);
 	finish(EXIT_FAILED);
-	return NULL;				/* not reached */
 }
 
-/* the single value of a one-row, one-column result (NULL when SQL NULL) */
-static const char *
-value(const PGresult *res)
+/* check: rc of a libjobq call that must succeed */
+static void
+check(int rc)
 {
-	if (PQntuples(res) < 1 || PQgetisnull(res, 0, 0))
-		return NULL;
-	return PQgetvalue(res, 0, 0);
+	if (rc != JOBQ_OK)
+		failed();
 }
 
-/*
- * output
- *		Print the rows of table_sql as a table, or, with --json, the rows of
- *		json_sql (NULL: table_sql) as a JSON array.  Returns the row count.
- */
-static int
-output(const char *table_sql, const char *json_sql, int nparams,
-	   const char *const *vals)
+/* need: a JobqRows that must be there */
+static JobqRows *
+need(JobqRows *rows)
 {
-	char	   *sql;
-	size_t		len;
-	int			n;
-	PGresult   *res;
+	if (rows == NULL)
+		failed();
+	return rows;
+}
 
-	if (!json)
+/* print_rows_json: rows as libjobq renders them, on one line */
+static void
+print_rows_json(const JobqRows *rows)
+{
+	char	   *js = jobq_rows_json(rows);
+
+	if (js == NULL)
 	{
-		res = query(table_sql, nparams, vals);
-		print_table(res);
-		return PQntuples(res);
-	}
-	json_sql = json_sql ? json_sql : table_sql;
-	len = strlen(json_sql) + 100;
-	sql = malloc(len);
-	if (sql == NULL)
+		fprintf(stderr, "%s: out of memory\n", progname);
 		finish(EXIT_FAILED);
-	snprintf(sql, len,
-			 "SELECT coalesce(json_agg(t), '[]'), count(*) FROM (%s) t", json_sql);
-	res = query(sql, nparams, vals);
-	free(sql);
-	/*
-	 * json_agg puts ",\n " between elements; a raw newline can only be such
-	 * a separator (JSON escapes it inside strings), so print one line.
-	 */
-	for (const char *p = PQgetvalue(res, 0, 0); *p; p++)
-	{
-		if (*p == '\n' && p[1] == ' ')
-			p++;
-		else
-			putchar(*p);
 	}
-	putchar('\n');
-	n = atoi(PQgetvalue(res, 0, 1));
-	return n;
+	printf("%s\n", js);
+	jobq_free(js);
 }
 
 /* ----------------------------------------------------------------------
@@ -269,41 +242,135 @@ output(const char *table_sql, const char *json_sql, int nparams,
 
 /*
  * duration
- *		An option value as interval text: a bare number means seconds,
- *		anything else goes to the server as an interval ("5 min"), which
- *		judges it.  buf must have 64 bytes.
+ *		An option value in whole seconds: a number ("90"), or an interval
+ *		in the words PostgreSQL accepts most often ("5 min", "1 hour 30
+ *		minutes", "2 days", "01:30:00").  libjobq takes seconds, so the CLI
+ *		converts; anything else, a fraction of a second or a negative
+ *		value is a usage error.  Returns -1 when s is NULL (the default).
  */
-static const char *
-duration(const char *s, char *buf)
+static int
+duration(const char *s, const char *what)
 {
-	char	   *end;
-	double		v;
+	static const struct
+	{
+		const char *unit;
+		double		secs;
+	}			units[] = {
+		{"s", 1}, {"sec", 1}, {"secs", 1}, {"second", 1}, {"seconds", 1},
+		{"m", 60}, {"min", 60}, {"mins", 60}, {"minute", 60}, {"minutes", 60},
+		{"h", 3600}, {"hr", 3600}, {"hrs", 3600}, {"hour", 3600}, {"hours", 3600},
+		{"d", 86400}, {"day", 86400}, {"days", 86400},
+		{"w", 604800}, {"week", 604800}, {"weeks", 604800},
+	};
+	const char *p = s;
+	double		total = 0;
+	int			terms = 0;
 
 	if (s == NULL)
-		return NULL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end != s && *end == '\0' && errno == 0 && isfinite(v))
+		return -1;
+	while (*p)
 	{
-		snprintf(buf, 64, "%s seconds", s);
-		return buf;
+		char	   *end;
+		double		n;
+		size_t		ulen;
+		bool		found = false;
+
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			break;
+		errno = 0;
+		n = strtod(p, &end);
+		if (end == p || errno || !isfinite(n) || n < 0 || *p == '-' || *p == '+')
+			goto bad;
+		p = end;
+		if (*p == ':')
+		{
+			/* HH:MM[:SS] */
+			double		m,
+						sec = 0;
+
+			m = strtod(++p, &end);
+			if (end == p || m < 0 || *p == '-')
+				goto bad;
+			p = end;
+			if (*p == ':')
+			{
+				sec = strtod(++p, &end);
+				if (end == p || sec < 0 || *p == '-')
+					goto bad;
+				p = end;
+			}
+			total += n * 3600 + m * 60 + sec;
+			terms++;
+			continue;
+		}
+		while (*p == ' ')
+			p++;
+		ulen = strcspn(p, " 0123456789");
+		if (ulen == 0)
+		{
+			if (terms > 0 || *p)
+				goto bad;
+			total += n;			/* a bare number: seconds */
+			terms++;
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strlen(units[i].unit) == ulen && strncmp(p, units[i].unit, ulen) == 0)
+			{
+				total += n * units[i].secs;
+				found = true;
+				break;
+			}
+		if (!found)
+			goto bad;
+		p += ulen;
+		terms++;
 	}
-	return s;
+	if (terms == 0 || total != floor(total) || total > INT_MAX - 1)
+		goto bad;
+	return (int) total;
+bad:
+	fprintf(stderr, "%s: invalid %s \"%s\": durations are whole seconds or an "
+			"interval such as \"5 min\"\n", progname, what, s);
+	fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
+	finish(EXIT_USAGE);
+	return -1;					/* not reached */
 }
 
 /* an integer argument, or a usage error naming what */
-static const char *
+static long long
 integer(const char *s, const char *what)
 {
 	char	   *end;
+	long long	v;
 
-	if (s == NULL)
-		return NULL;
 	errno = 0;
-	(void) strtoll(s, &end, 10);
+	v = strtoll(s, &end, 10);
 	if (end == s || *end != '\0' || errno)
 		usage_error("invalid %s", what);
-	return s;
+	return v;
+}
+
+/*
+ * int_arg: an integer option for libjobq, which checks its range (an
+ * out-of-range value fails there, exit 1, as the server's check did).
+ * dflt when the option was not given.
+ */
+static int
+int_arg(const char *s, const char *what, int dflt)
+{
+	long long	v;
+
+	if (s == NULL)
+		return dflt;
+	v = integer(s, what);
+	if (v > INT_MAX)
+		return INT_MAX;
+	if (v < INT_MIN + 1)
+		return INT_MIN + 1;
+	return (int) v;
 }
 
 /* refuse options the command does not take */
@@ -352,9 +419,7 @@ read_stdin(void)
 				len = 0;
 	size_t		n;
 
-	stdin_text = malloc(cap);
-	if (stdin_text == NULL)
-		finish(EXIT_FAILED);
+	stdin_text = cli_malloc(cap);
 	while ((n = fread(stdin_text + len, 1, cap - len - 1, stdin)) > 0)
 	{
 		len += n;
@@ -379,41 +444,20 @@ read_stdin(void)
 	}
 }
 
-/*
- * array_literal
- *		Elements as a PostgreSQL array literal, each double-quoted with "
- *		and \ escaped, so no payload can change the array's shape.  Caller
- *		frees.
- */
-static char *
-array_literal(char **items, int n)
+/* run_sql: BEGIN or COMMIT on the connection (see cmd_enqueue) */
+static void
+run_sql(const char *sql)
 {
-	size_t		len = 3;
-	char	   *s,
-			   *p;
+	PGresult   *res = PQexec(jobq_pgconn(conn), sql);
 
-	for (int i = 0; i < n; i++)
-		len += 2 * strlen(items[i]) + 3;
-	p = s = malloc(len);
-	if (s == NULL)
-		finish(EXIT_FAILED);
-	*p++ = '{';
-	for (int i = 0; i < n; i++)
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 	{
-		if (i)
-			*p++ = ',';
-		*p++ = '"';
-		for (const char *c = items[i]; *c; c++)
-		{
-			if (*c == '"' || *c == '\\')
-				*p++ = '\\';
-			*p++ = *c;
-		}
-		*p++ = '"';
+		fprintf(stderr, "%s: %s failed: %s", progname, sql,
+				PQerrorMessage(jobq_pgconn(conn)));
+		PQclear(res);
+		finish(PQstatus(jobq_pgconn(conn)) == CONNECTION_BAD ? EXIT_CONNECTION : EXIT_FAILED);
 	}
-	*p++ = '}';
-	*p = '\0';
-	return s;
+	PQclear(res);
 }
 
 /*
@@ -426,28 +470,28 @@ static int
 cmd_enqueue(void)
 {
 	static const int allowed[] = {O_DELAY, O_RUN_AT, O_PRIORITY, O_MAX_ATTEMPTS, O_KEY, 0};
-	static const char sql[] =
-		"SELECT id, created FROM jobq_enqueue_batch($1::text, $2::jsonb[],"
-		" $3::timestamptz, $4::interval, $5::integer, $6::integer, $7::text[])";
 	char	  **lines;
+	size_t	   *lens;
+	int64_t    *ids;
+	int		   *created;
 	int			nlines = 0;
-	char		dbuf[64];
-	char	   *keys = NULL;
-	const char *vals[7];
+	JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
+	const char *keys[1];
 	bool		first = true;
+	bool		chunked;
 
 	allow_only("enqueue", allowed);
 	want_args("enqueue", 1, 2);
-	integer(opt[O_PRIORITY], "priority");
-	integer(opt[O_MAX_ATTEMPTS], "max attempts");
+	eo.priority = int_arg(opt[O_PRIORITY], "priority", 0);
+	eo.max_attempts = int_arg(opt[O_MAX_ATTEMPTS], "max attempts", -1);
 	if (opt[O_DELAY] && opt[O_RUN_AT])
 		usage_error("%s", "--delay and --run-at exclude each other");
+	eo.delay_s = duration(opt[O_DELAY], "--delay");
+	eo.run_at = opt[O_RUN_AT];
 
 	if (nargs == 3)
 	{
-		lines = malloc(sizeof(char *));
-		if (lines == NULL)
-			finish(EXIT_FAILED);
+		lines = cli_malloc(sizeof(char *));
 		lines[nlines++] = args[2];
 	}
 	else
@@ -455,7 +499,7 @@ cmd_enqueue(void)
 		size_t		cap = 16;
 
 		read_stdin();
-		lines = malloc(sizeof(char *) * cap);
+		lines = cli_malloc(sizeof(char *) * cap);
 		for (char *p = strtok(stdin_text, "\n"); p; p = strtok(NULL, "\n"))
 		{
 			size_t		l = strlen(p);
@@ -488,47 +532,56 @@ cmd_enqueue(void)
 		free(lines);
 		usage_error("%s", "--key applies to one job only");
 	}
+	keys[0] = opt[O_KEY];
+	lens = cli_malloc(sizeof(size_t) * nlines);
+	ids = cli_malloc(sizeof(int64_t) * nlines);
+	created = cli_malloc(sizeof(int) * nlines);
+	for (int i = 0; i < nlines; i++)
+		lens[i] = strlen(lines[i]);
 
 	connect_db();
-	vals[0] = args[1];
-	vals[2] = opt[O_RUN_AT];
-	vals[3] = duration(opt[O_DELAY], dbuf);
-	vals[4] = opt[O_PRIORITY] ? opt[O_PRIORITY] : "0";
-	vals[5] = opt[O_MAX_ATTEMPTS];
-	if (opt[O_KEY])
-		keys = array_literal((char **) &opt[O_KEY], 1);
-	vals[6] = keys;
 
-	if (nlines > 1)
-		query("BEGIN", 0, NULL);
-	if (json)
-		printf("[");
+	/*
+	 * One jobq_enqueue_batch call is one statement, all or nothing; more
+	 * lines than one batch takes go in several, inside one transaction
+	 * (NB: on error we exit, and the open transaction dies with us).
+	 */
+	chunked = nlines > ENQUEUE_CHUNK;
+	if (chunked)
+		run_sql("BEGIN");
 	for (int at = 0; at < nlines; at += ENQUEUE_CHUNK)
 	{
 		int			n = nlines - at < ENQUEUE_CHUNK ? nlines - at : ENQUEUE_CHUNK;
-		char	   *arr = array_literal(lines + at, n);
-		PGresult   *res;
 
-		vals[1] = arr;
-		/* NB: on error query() exits; the open transaction dies with us */
-		res = query(sql, 7, vals);
-		free(arr);
-		for (int i = 0; i < PQntuples(res); i++)
+		if (jobq_enqueue_batch(conn, args[1], (size_t) n, (const char *const *) lines + at,
+							   lens + at, opt[O_KEY] ? keys : NULL, &eo,
+							   ids + at, created + at) != JOBQ_OK)
 		{
-			if (json)
-				printf("%s{\"id\":%s,\"created\":%s}", first ? "" : ",",
-					   PQgetvalue(res, i, 0),
-					   strcmp(PQgetvalue(res, i, 1), "t") == 0 ? "true" : "false");
-			else
-				printf("%s\n", PQgetvalue(res, i, 0));
-			first = false;
+			free(lines);
+			free(lens);
+			free(ids);
+			free(created);
+			failed();
 		}
 	}
-	if (nlines > 1)
-		query("COMMIT", 0, NULL);
+	if (chunked)
+		run_sql("COMMIT");
+	if (json)
+		printf("[");
+	for (int i = 0; i < nlines; i++)
+	{
+		if (json)
+			printf("%s{\"id\":%lld,\"created\":%s}", first ? "" : ",",
+				   (long long) ids[i], created[i] ? "true" : "false");
+		else
+			printf("%lld\n", (long long) ids[i]);
+		first = false;
+	}
 	if (json)
 		printf("]\n");
-	free(keys);
+	free(lens);
+	free(ids);
+	free(created);
 	free(lines);
 	return EXIT_OK;
 }
@@ -538,6 +591,87 @@ on_sigint(int signo)
 {
 	(void) signo;
 	interrupted = 1;
+}
+
+/* the interval text cut to whole seconds, as date_trunc('second', ...) */
+static char *
+trunc_seconds(const char *interval)
+{
+	char	   *s;
+	char	   *dot;
+
+	if (interval == NULL)
+		return NULL;
+	s = cli_strdup(interval);
+	dot = strrchr(s, '.');
+	if (dot && strchr(s, ':') && dot > strrchr(s, ':'))
+		*dot = '\0';
+	return s;
+}
+
+/* print_stats: one refresh of "stats"; returns the number of queues */
+static size_t
+print_stats(const char *queue)
+{
+	static const char *const names[] = {"queue", "paused", "ready", "delayed", "running",
+	"expired", "dead", "completed", "cancelled", "oldest_ready", "stale_acks"};
+	static const bool numeric[] = {false, false, true, true, true, true, true, true, true,
+	false, true};
+	static const char *const counts[] = {"ready", "delayed", "running", "expired", "dead",
+	"completed", "cancelled"};
+	JobqRows   *rows = need(jobq_stats(conn, queue));
+	size_t		n = jobq_rows_count(rows);
+
+	if (json)
+	{
+		printf("[");
+		for (size_t r = 0; r < n; r++)
+		{
+			const char *paused = jobq_rows_get(rows, r, "paused");
+			const char *age = jobq_rows_get(rows, r, "oldest_ready_age");
+			double		secs;
+
+			printf("%s{\"queue\":", r ? ", " : "");
+			print_json_string(jobq_rows_get(rows, r, "queue"));
+			printf(",\"paused\":%s", paused && paused[0] == 't' ? "true" : "false");
+			for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+				printf(",\"%s\":%lld", counts[i], (long long) jobq_rows_get_int64(rows, r, counts[i]));
+			printf(",\"oldest_ready_age_s\":");
+			if (age == NULL)
+				printf("null");
+			else if (interval_seconds(age, &secs))
+				print_json_number(secs);
+			else
+				print_json_string(age);
+			printf(",\"stale_acks\":%lld}", (long long) jobq_rows_get_int64(rows, r, "stale_acks"));
+		}
+		printf("]\n");
+	}
+	else
+	{
+		Table		t;
+
+		table_init(&t, 11, names, numeric);
+		for (size_t r = 0; r < n; r++)
+		{
+			const char *paused = jobq_rows_get(rows, r, "paused");
+			char	   *age = trunc_seconds(jobq_rows_get(rows, r, "oldest_ready_age"));
+			const char *row[11];
+
+			row[0] = jobq_rows_get(rows, r, "queue");
+			row[1] = paused && paused[0] == 't' ? "yes" : "";
+			for (int i = 0; i < 7; i++)
+				row[2 + i] = jobq_rows_get(rows, r, counts[i]);
+			row[9] = age;
+			row[10] = jobq_rows_get(rows, r, "stale_acks");
+			table_add(&t, row);
+			free(age);
+		}
+		print_table(&t);
+		table_free(&t);
+	}
+	jobq_rows_free(rows);
+	return n;
 }
 
 /*
@@ -550,16 +684,7 @@ static int
 cmd_stats(void)
 {
 	static const int allowed[] = {O_WATCH, 0};
-	static const char table_sql[] =
-		"SELECT queue, CASE WHEN paused THEN 'yes' ELSE '' END AS paused,"
-		" ready, delayed, running, expired, dead, completed, cancelled,"
-		" date_trunc('second', oldest_ready_age) AS oldest_ready, stale_acks"
-		" FROM jobq_stats($1::text) ORDER BY queue";
-	static const char json_sql[] =
-		"SELECT queue, paused, ready, delayed, running, expired, dead, completed,"
-		" cancelled, extract(epoch FROM oldest_ready_age)::float8 AS oldest_ready_age_s,"
-		" stale_acks FROM jobq_stats($1::text) ORDER BY queue";
-	const char *vals[1];
+	const char *queue;
 	double		watch = 0;
 
 	allow_only("stats", allowed);
@@ -572,19 +697,19 @@ cmd_stats(void)
 		if (end == opt[O_WATCH] || *end || !(watch >= 0.1 && watch <= 86400))
 			usage_error("invalid --watch interval \"%s\"", opt[O_WATCH]);
 	}
-	vals[0] = nargs > 1 ? args[1] : NULL;
+	queue = nargs > 1 ? args[1] : NULL;
 	connect_db();
 	for (;;)
 	{
-		int			n;
+		size_t		n;
 
 		if (watch > 0 && !json && isatty(STDOUT_FILENO))
 			printf("\033[H\033[2J");
-		n = output(table_sql, json_sql, 1, vals);
+		n = print_stats(queue);
 		fflush(stdout);
-		if (n == 0 && vals[0])
+		if (n == 0 && queue)
 		{
-			fprintf(stderr, "%s: no queue \"%s\"\n", progname, vals[0]);
+			fprintf(stderr, "%s: no queue \"%s\"\n", progname, queue);
 			return EXIT_FAILED;
 		}
 		if (watch <= 0)
@@ -609,6 +734,20 @@ cmd_stats(void)
 	}
 }
 
+/* a timestamptz as to_char(..., 'YYYY-MM-DD HH24:MI:SS') printed it */
+static char *
+short_time(const char *ts)
+{
+	char	   *s;
+
+	if (ts == NULL)
+		return NULL;
+	s = cli_strdup(ts);
+	if (strlen(s) >= 19 && s[10] == ' ')
+		s[19] = '\0';
+	return s;
+}
+
 /*
  * cmd_list
  *		list QUEUE [--state S] [--limit N]: jobs ordered by id.
@@ -617,30 +756,61 @@ static int
 cmd_list(void)
 {
 	static const int allowed[] = {O_STATE, O_LIMIT, 0};
-	static const char table_sql[] =
-		"SELECT id, state, priority, to_char(run_at, 'YYYY-MM-DD HH24:MI:SS') AS run_at,"
-		" attempt || '/' || max_attempts AS attempt,"
-		" to_char(enqueued_at, 'YYYY-MM-DD HH24:MI:SS') AS enqueued_at,"
-		" to_char(finished_at, 'YYYY-MM-DD HH24:MI:SS') AS finished_at, last_error"
-		" FROM jobq_list($1::text, $2::text, $3::integer)";
-	static const char json_sql[] =
-		"SELECT * FROM jobq_list($1::text, $2::text, $3::integer)";
-	const char *vals[3];
+	static const char *const names[] = {"id", "state", "priority", "run_at", "attempt",
+	"enqueued_at", "finished_at", "last_error"};
+	static const bool numeric[] = {true, false, true, false, false, false, false, false};
+	JobqRows   *rows;
+	int			limit;
 
 	allow_only("list", allowed);
 	want_args("list", 1, 1);
-	vals[0] = args[1];
-	vals[1] = opt[O_STATE];
-	vals[2] = opt[O_LIMIT] ? integer(opt[O_LIMIT], "limit") : "100";
+	limit = int_arg(opt[O_LIMIT], "limit", -1);
+	if (opt[O_LIMIT] && limit == -1)
+		limit = -2;				/* libjobq's "default", but the user said -1 */
 	connect_db();
-	output(table_sql, json_sql, 3, vals);
+	rows = need(jobq_list(conn, args[1], opt[O_STATE], limit));
+	if (json)
+		print_rows_json(rows);
+	else
+	{
+		Table		t;
+
+		table_init(&t, 8, names, numeric);
+		for (size_t r = 0; r < jobq_rows_count(rows); r++)
+		{
+			char	   *run_at = short_time(jobq_rows_get(rows, r, "run_at"));
+			char	   *enq = short_time(jobq_rows_get(rows, r, "enqueued_at"));
+			char	   *fin = short_time(jobq_rows_get(rows, r, "finished_at"));
+			char		attempt[48];
+			const char *row[8];
+
+			snprintf(attempt, sizeof(attempt), "%s/%s",
+					 jobq_rows_get(rows, r, "attempt") ? jobq_rows_get(rows, r, "attempt") : "",
+					 jobq_rows_get(rows, r, "max_attempts") ? jobq_rows_get(rows, r, "max_attempts") : "");
+			row[0] = jobq_rows_get(rows, r, "id");
+			row[1] = jobq_rows_get(rows, r, "state");
+			row[2] = jobq_rows_get(rows, r, "priority");
+			row[3] = run_at;
+			row[4] = attempt;
+			row[5] = enq;
+			row[6] = fin;
+			row[7] = jobq_rows_get(rows, r, "last_error");
+			table_add(&t, row);
+			free(run_at);
+			free(enq);
+			free(fin);
+		}
+		print_table(&t);
+		table_free(&t);
+	}
+	jobq_rows_free(rows);
 	return EXIT_OK;
 }
 
-static const char *
+static int64_t
 job_id(const char *s)
 {
-	return integer(s, "job id");
+	return (int64_t) integer(s, "job id");
 }
 
 /*
@@ -651,44 +821,57 @@ static int
 cmd_show(void)
 {
 	static const int allowed[] = {0};
-	const char *vals[1];
-	PGresult   *res;
+	int64_t		id;
+	JobqRows   *rows;
 
 	allow_only("show", allowed);
 	want_args("show", 1, 1);
-	vals[0] = job_id(args[1]);
+	id = job_id(args[1]);
 	connect_db();
-	if (json)
+	rows = jobq_job_info(conn, id);
+	if (rows == NULL && (jobq_status(conn) == JOBQ_ERR_NOT_FOUND ||
+						 jobq_status(conn) == JOBQ_ERR_BAD_ARGUMENT))
 	{
-		res = query("SELECT row_to_json(j) FROM jobq_job($1::bigint) j", 1, vals);
-		if (PQntuples(res) == 1)
-			printf("%s\n", value(res));
-	}
-	else
-	{
-		res = query("SELECT * FROM jobq_job($1::bigint)", 1, vals);
-		if (PQntuples(res) == 1)
-			print_record(res);
-	}
-	if (PQntuples(res) == 0)
-	{
-		fprintf(stderr, "%s: no job %s\n", progname, vals[0]);
+		fprintf(stderr, "%s: no job %s\n", progname, args[1]);
 		return EXIT_FAILED;
 	}
+	need(rows);
+	if (json)
+	{
+		char	   *js = jobq_rows_json(rows);
+		size_t		len = js ? strlen(js) : 0;
+
+		/* one object, not an array of one */
+		if (len >= 2)
+			printf("%.*s\n", (int) (len - 2), js + 1);
+		jobq_free(js);
+	}
+	else
+		print_record(rows);
+	jobq_rows_free(rows);
 	return EXIT_OK;
 }
 
-/* why a per-job operation changed nothing: not found (1) or wrong state (1) */
+/*
+ * job_refused
+ *		Why a per-job operation changed nothing: no such job, or its state
+ *		(looked up, to say which).  Exit 1 either way.
+ */
 static int
-job_refused(const char *id, const char *what)
+job_refused(int64_t id, const char *what)
 {
-	const char *vals[1] = {id};
-	PGresult   *res = query("SELECT state FROM jobq_job($1::bigint)", 1, vals);
+	JobqRows   *rows;
 
-	if (PQntuples(res) == 0)
-		fprintf(stderr, "%s: no job %s\n", progname, id);
+	if (jobq_status(conn) != JOBQ_ERR_NOT_FOUND && jobq_status(conn) != JOBQ_ERR_STATE &&
+		jobq_status(conn) != JOBQ_ERR_BAD_ARGUMENT)
+		failed();
+	rows = jobq_status(conn) == JOBQ_ERR_STATE ? jobq_job_info(conn, id) : NULL;
+	if (rows == NULL)
+		fprintf(stderr, "%s: no job %lld\n", progname, (long long) id);
 	else
-		fprintf(stderr, "%s: job %s is %s; %s\n", progname, id, value(res), what);
+		fprintf(stderr, "%s: job %lld is %s; %s\n", progname, (long long) id,
+				jobq_rows_get(rows, 0, "state"), what);
+	jobq_rows_free(rows);
 	return EXIT_FAILED;
 }
 
@@ -701,33 +884,32 @@ static int
 cmd_retry(void)
 {
 	static const int allowed[] = {O_QUEUE, 0};
-	const char *vals[1];
-	PGresult   *res;
+	int64_t		id;
 
 	allow_only("retry", allowed);
 	if (opt[O_QUEUE])
 	{
+		int64_t		n = 0;
+
 		want_args("retry", 0, 0);
-		vals[0] = opt[O_QUEUE];
 		connect_db();
-		res = query("SELECT jobq_retry($1::text)", 1, vals);
+		check(jobq_retry_queue(conn, opt[O_QUEUE], &n));
 		if (json)
-			printf("{\"queue\":\"%s\",\"retried\":%s}\n", vals[0], value(res));
+			printf("{\"queue\":\"%s\",\"retried\":%lld}\n", opt[O_QUEUE], (long long) n);
 		else
-			printf("retried %s job(s)\n", value(res));
+			printf("retried %lld job(s)\n", (long long) n);
 		return EXIT_OK;
 	}
 	want_args("retry", 1, 1);
-	vals[0] = job_id(args[1]);
+	id = job_id(args[1]);
 	connect_db();
-	res = query("SELECT jobq_retry($1::bigint)", 1, vals);
-	if (strcmp(value(res), "t") != 0)
-		return job_refused(vals[0], "only dead jobs can be retried (and not while "
+	if (jobq_retry(conn, id) != JOBQ_OK)
+		return job_refused(id, "only dead jobs can be retried (and not while "
 						   "a live job holds its dedupe key)");
 	if (json)
-		printf("{\"id\":%s,\"retried\":true}\n", vals[0]);
+		printf("{\"id\":%lld,\"retried\":true}\n", (long long) id);
 	else
-		printf("job %s retried\n", vals[0]);
+		printf("job %lld retried\n", (long long) id);
 	return EXIT_OK;
 }
 
@@ -739,20 +921,18 @@ static int
 cmd_cancel(void)
 {
 	static const int allowed[] = {0};
-	const char *vals[1];
-	PGresult   *res;
+	int64_t		id;
 
 	allow_only("cancel", allowed);
 	want_args("cancel", 1, 1);
-	vals[0] = job_id(args[1]);
+	id = job_id(args[1]);
 	connect_db();
-	res = query("SELECT jobq_cancel($1::bigint)", 1, vals);
-	if (strcmp(value(res), "t") != 0)
-		return job_refused(vals[0], "only ready or dead jobs can be cancelled");
+	if (jobq_cancel(conn, id) != JOBQ_OK)
+		return job_refused(id, "only ready or dead jobs can be cancelled");
 	if (json)
-		printf("{\"id\":%s,\"cancelled\":true}\n", vals[0]);
+		printf("{\"id\":%lld,\"cancelled\":true}\n", (long long) id);
 	else
-		printf("job %s cancelled\n", vals[0]);
+		printf("job %lld cancelled\n", (long long) id);
 	return EXIT_OK;
 }
 
@@ -764,21 +944,18 @@ static int
 cmd_purge(void)
 {
 	static const int allowed[] = {O_STATE, O_OLDER_THAN, 0};
-	const char *vals[3];
-	char		dbuf[64];
-	PGresult   *res;
+	int			older;
+	int64_t		n = 0;
 
 	allow_only("purge", allowed);
 	want_args("purge", 1, 1);
-	vals[0] = args[1];
-	vals[1] = opt[O_STATE];
-	vals[2] = opt[O_OLDER_THAN] ? duration(opt[O_OLDER_THAN], dbuf) : "0";
+	older = duration(opt[O_OLDER_THAN], "--older-than");
 	connect_db();
-	res = query("SELECT jobq_purge($1::text, $2::text, $3::interval)", 3, vals);
+	check(jobq_purge(conn, args[1], opt[O_STATE], older, &n));
 	if (json)
-		printf("{\"queue\":\"%s\",\"purged\":%s}\n", vals[0], value(res));
+		printf("{\"queue\":\"%s\",\"purged\":%lld}\n", args[1], (long long) n);
 	else
-		printf("purged %s job(s)\n", value(res));
+		printf("purged %lld job(s)\n", (long long) n);
 	return EXIT_OK;
 }
 
@@ -794,8 +971,6 @@ cmd_queue(void)
 	static const int allowed_drop[] = {O_FORCE, 0};
 	static const int allowed_none[] = {0};
 	const char *sub = nargs > 1 ? args[1] : NULL;
-	const char *vals[8];
-	char		b[5][64];
 	const char *done;
 
 	if (sub == NULL)
@@ -803,53 +978,35 @@ cmd_queue(void)
 	if (strcmp(sub, "create") == 0 || strcmp(sub, "alter") == 0)
 	{
 		bool		create = sub[0] == 'c';
+		JobqQueueOpts qo = JOBQ_QUEUE_OPTS_INIT;
 
 		allow_only(create ? "queue create" : "queue alter", allowed_settings);
 		if (nargs != 3)
 			usage_error("\"queue %s\" takes one queue name", sub);
-		integer(opt[O_MAX_ATTEMPTS], "max attempts");
+		qo.max_attempts = int_arg(opt[O_MAX_ATTEMPTS], "max attempts", -1);
 		if (opt[O_NOTIFY] && strcmp(opt[O_NOTIFY], "on") != 0 &&
 			strcmp(opt[O_NOTIFY], "off") != 0)
 			usage_error("--notify takes on or off, not \"%s\"", opt[O_NOTIFY]);
-		vals[0] = args[2];
-		vals[1] = duration(opt[O_LEASE], b[0]);
-		vals[2] = opt[O_MAX_ATTEMPTS];
-		vals[3] = duration(opt[O_BACKOFF_BASE], b[1]);
-		vals[4] = duration(opt[O_BACKOFF_CAP], b[2]);
-		vals[5] = duration(opt[O_COMPLETED_RETENTION], b[3]);
-		vals[6] = duration(opt[O_DEAD_RETENTION], b[4]);
-		vals[7] = opt[O_NOTIFY] ? (strcmp(opt[O_NOTIFY], "on") == 0 ? "true" : "false") : NULL;
+		qo.lease_s = duration(opt[O_LEASE], "--lease");
+		qo.backoff_base_s = duration(opt[O_BACKOFF_BASE], "--backoff-base");
+		qo.backoff_cap_s = duration(opt[O_BACKOFF_CAP], "--backoff-cap");
+		qo.completed_retention_s = duration(opt[O_COMPLETED_RETENTION], "--completed-retention");
+		qo.dead_retention_s = duration(opt[O_DEAD_RETENTION], "--dead-retention");
+		if (opt[O_NOTIFY])
+			qo.notify = strcmp(opt[O_NOTIFY], "on") == 0;
 		connect_db();
-		if (create)
-		{
-			/* NULL means "the default": let the function's defaults apply */
-			query("SELECT jobq_create_queue($1::text,"
-				  " coalesce($2::interval, interval '5 minutes'),"
-				  " coalesce($3::integer, 25),"
-				  " coalesce($4::interval, interval '1 second'),"
-				  " coalesce($5::interval, interval '1 hour'),"
-				  " coalesce($6::interval, interval '1 day'),"
-				  " coalesce($7::interval, interval '14 days'),"
-				  " coalesce($8::boolean, true))", 8, vals);
-			done = "created";
-		}
-		else
-		{
-			query("SELECT jobq_alter_queue($1::text, $2::interval, $3::integer,"
-				  " $4::interval, $5::interval, $6::interval, $7::interval,"
-				  " $8::boolean)", 8, vals);
-			done = "altered";
-		}
+		/* fields left at -1 take the server's defaults (create) or stay (alter) */
+		check(create ? jobq_create_queue(conn, args[2], &qo) :
+			  jobq_alter_queue(conn, args[2], &qo));
+		done = create ? "created" : "altered";
 	}
 	else if (strcmp(sub, "drop") == 0)
 	{
 		allow_only("queue drop", allowed_drop);
 		if (nargs != 3)
 			usage_error("%s", "\"queue drop\" takes one queue name");
-		vals[0] = args[2];
-		vals[1] = opt[O_FORCE] ? "true" : "false";
 		connect_db();
-		query("SELECT jobq_drop_queue($1::text, $2::boolean)", 2, vals);
+		check(jobq_drop_queue(conn, args[2], opt[O_FORCE] != NULL));
 		done = "dropped";
 	}
 	else if (strcmp(sub, "pause") == 0 || strcmp(sub, "resume") == 0)
@@ -859,10 +1016,8 @@ cmd_queue(void)
 		allow_only(pause ? "queue pause" : "queue resume", allowed_none);
 		if (nargs != 3)
 			usage_error("\"queue %s\" takes one queue name", sub);
-		vals[0] = args[2];
 		connect_db();
-		query(pause ? "SELECT jobq_pause($1::text)" : "SELECT jobq_resume($1::text)",
-			  1, vals);
+		check(pause ? jobq_pause(conn, args[2]) : jobq_resume(conn, args[2]));
 		done = pause ? "paused" : "resumed";
 	}
 	else
@@ -872,11 +1027,10 @@ cmd_queue(void)
 	}
 	if (json)
 	{
-		const char *qv[2] = {args[2], done};
-		PGresult   *res = query("SELECT json_build_object('queue', $1::text, 'done', $2::text)",
-								2, qv);
-
-		printf("%s\n", value(res));
+		/* as json_build_object printed it; the name passed the allow-list */
+		printf("{\"queue\" : ");
+		print_json_string(args[2]);
+		printf(", \"done\" : \"%s\"}\n", done);
 	}
 	else
 		printf("queue %s %s\n", args[2], done);
@@ -887,22 +1041,79 @@ static int
 cmd_queues(void)
 {
 	static const int allowed[] = {0};
+	static const char *const names[] = {"queue", "lease", "max_attempts", "backoff_base",
+	"backoff_cap", "completed_retention", "dead_retention", "paused", "notify"};
+	static const bool numeric[] = {false, false, true, false, false, false, false, false, false};
+	static const char *const intervals[] = {"lease", "backoff_base", "backoff_cap",
+	"completed_retention", "dead_retention"};
+	JobqRows   *rows;
+	size_t		n;
 
 	allow_only("queues", allowed);
 	want_args("queues", 0, 0);
 	connect_db();
-	output("SELECT queue, lease, max_attempts, backoff_base, backoff_cap,"
-		   " completed_retention, dead_retention,"
-		   " CASE WHEN paused THEN 'yes' ELSE '' END AS paused,"
-		   " CASE WHEN notify THEN 'on' ELSE 'off' END AS notify"
-		   " FROM jobq_queues()",
-		   "SELECT queue, extract(epoch FROM lease)::float8 AS lease_s, max_attempts,"
-		   " extract(epoch FROM backoff_base)::float8 AS backoff_base_s,"
-		   " extract(epoch FROM backoff_cap)::float8 AS backoff_cap_s,"
-		   " extract(epoch FROM completed_retention)::float8 AS completed_retention_s,"
-		   " extract(epoch FROM dead_retention)::float8 AS dead_retention_s,"
-		   " paused, notify, created_at FROM jobq_queues()",
-		   0, NULL);
+	rows = need(jobq_queues(conn));
+	n = jobq_rows_count(rows);
+	if (json)
+	{
+		printf("[");
+		for (size_t r = 0; r < n; r++)
+		{
+			const char *paused = jobq_rows_get(rows, r, "paused");
+			const char *notify = jobq_rows_get(rows, r, "notify");
+
+			printf("%s{\"queue\":", r ? ", " : "");
+			print_json_string(jobq_rows_get(rows, r, "queue"));
+			for (size_t i = 0; i < sizeof(intervals) / sizeof(intervals[0]); i++)
+			{
+				const char *v = jobq_rows_get(rows, r, intervals[i]);
+				double		secs;
+
+				printf(",\"%s_s\":", intervals[i]);
+				if (v == NULL)
+					printf("null");
+				else if (interval_seconds(v, &secs))
+					print_json_number(secs);
+				else
+					print_json_string(v);
+				if (i == 0)
+					printf(",\"max_attempts\":%lld",
+						   (long long) jobq_rows_get_int64(rows, r, "max_attempts"));
+			}
+			printf(",\"paused\":%s,\"notify\":%s,\"created_at\":",
+				   paused && paused[0] == 't' ? "true" : "false",
+				   notify && notify[0] == 't' ? "true" : "false");
+			print_json_time(jobq_rows_get(rows, r, "created_at"));
+			printf("}");
+		}
+		printf("]\n");
+	}
+	else
+	{
+		Table		t;
+
+		table_init(&t, 9, names, numeric);
+		for (size_t r = 0; r < n; r++)
+		{
+			const char *paused = jobq_rows_get(rows, r, "paused");
+			const char *notify = jobq_rows_get(rows, r, "notify");
+			const char *row[9];
+
+			row[0] = jobq_rows_get(rows, r, "queue");
+			row[1] = jobq_rows_get(rows, r, "lease");
+			row[2] = jobq_rows_get(rows, r, "max_attempts");
+			row[3] = jobq_rows_get(rows, r, "backoff_base");
+			row[4] = jobq_rows_get(rows, r, "backoff_cap");
+			row[5] = jobq_rows_get(rows, r, "completed_retention");
+			row[6] = jobq_rows_get(rows, r, "dead_retention");
+			row[7] = paused && paused[0] == 't' ? "yes" : "";
+			row[8] = notify && notify[0] == 't' ? "on" : "off";
+			table_add(&t, row);
+		}
+		print_table(&t);
+		table_free(&t);
+	}
+	jobq_rows_free(rows);
 	return EXIT_OK;
 }
 
@@ -910,13 +1121,33 @@ static int
 cmd_sweep(void)
 {
 	static const int allowed[] = {0};
-	const char *vals[1];
+	static const char *const names[] = {"requeued", "dead", "purged"};
+	static const bool numeric[] = {true, true, true};
+	int64_t		c[3] = {0, 0, 0};
 
 	allow_only("sweep", allowed);
 	want_args("sweep", 0, 1);
-	vals[0] = nargs > 1 ? args[1] : NULL;
 	connect_db();
-	output("SELECT requeued, dead, purged FROM jobq_sweep($1::text)", NULL, 1, vals);
+	check(jobq_sweep(conn, nargs > 1 ? args[1] : NULL, -1, &c[0], &c[1], &c[2]));
+	if (json)
+		printf("[{\"requeued\":%lld,\"dead\":%lld,\"purged\":%lld}]\n",
+			   (long long) c[0], (long long) c[1], (long long) c[2]);
+	else
+	{
+		Table		t;
+		char		b[3][24];
+		const char *row[3];
+
+		for (int i = 0; i < 3; i++)
+		{
+			snprintf(b[i], sizeof(b[i]), "%lld", (long long) c[i]);
+			row[i] = b[i];
+		}
+		table_init(&t, 3, names, numeric);
+		table_add(&t, row);
+		print_table(&t);
+		table_free(&t);
+	}
 	return EXIT_OK;
 }
 
@@ -951,12 +1182,17 @@ main(int argc, char **argv)
 	 * "--" ends them, for a JSON argument that starts with "-".
 	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "d:hV", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "d:s:hV", longopts, NULL)) != -1)
 	{
 		switch (c)
 		{
 			case 'd':
 				conninfo = optarg;
+				break;
+			case 's':
+				if (!jobq_valid_schema_name(optarg))
+					usage_error("invalid schema name \"%s\"", optarg);
+				schema = optarg;
 				break;
 			case 'h':
 				usage(stdout);

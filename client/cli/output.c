@@ -7,8 +7,10 @@
  * numbers are right-aligned, NULL prints as an empty cell, and cells are
  * kept on one line (newlines and tabs become spaces, long text is cut
  * with "...") so that a table stays a table in a terminal or in grep.
- * JSON comes from the server (json_agg / row_to_json), so its quoting and
- * types are PostgreSQL's, not ours.
+ * JSON of whole result tables comes from libjobq (jobq_rows_json); the
+ * helpers here write the few objects the CLI shapes itself, with the same
+ * types PostgreSQL's json_agg gave them (numbers bare, float8 in its
+ * shortest exact form).
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -17,6 +19,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +29,66 @@
 
 #define MAX_CELL 60				/* display width of a cell before "..." */
 
-/* type oids of numbers (pg_type.h is a server header) */
-static bool
-is_numeric_type(Oid t)
+void *
+cli_malloc(size_t n)
 {
-	return t == 20 || t == 21 || t == 23 || t == 26 || t == 700 || t == 701 ||
-		t == 1700;
+	void	   *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+	{
+		fprintf(stderr, "jobq: out of memory\n");
+		exit(EXIT_FAILED);
+	}
+	return p;
+}
+
+char *
+cli_strdup(const char *s)
+{
+	size_t		n = strlen(s) + 1;
+
+	return memcpy(cli_malloc(n), s, n);
+}
+
+void
+table_init(Table *t, int ncols, const char *const *names, const bool *numeric)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	t->names = names;
+	t->numeric = numeric;
+}
+
+/* table_add: append a row of ncols cells (copied; NULL = empty) */
+void
+table_add(Table *t, const char *const *row)
+{
+	if (t->nrows == t->cap)
+	{
+		size_t		cap = t->cap ? t->cap * 2 : 16;
+		char	  **c = realloc(t->cells, cap * t->ncols * sizeof(char *));
+
+		if (c == NULL)
+		{
+			fprintf(stderr, "jobq: out of memory\n");
+			exit(EXIT_FAILED);
+		}
+		t->cells = c;
+		t->cap = cap;
+	}
+	for (int i = 0; i < t->ncols; i++)
+		t->cells[t->nrows * t->ncols + i] = row[i] ? cli_strdup(row[i]) : NULL;
+	t->nrows++;
+}
+
+void
+table_free(Table *t)
+{
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->nrows = t->cap = 0;
 }
 
 /* display width of a UTF-8 string: one column per code point */
@@ -48,22 +106,19 @@ width(const char *s)
 /*
  * cell_text
  *		One cell as printed: flattened to one line, cut at MAX_CELL code
- *		points.  Returns a malloc'd string (caller frees).
+ *		points when cut.  Returns a malloc'd string (caller frees).
  */
 static char *
-cell_text(const PGresult *res, int row, int col, bool cut)
+cell_text(const char *v, bool cut)
 {
-	const char *v = PQgetisnull(res, row, col) ? "" : PQgetvalue(res, row, col);
-	size_t		n = strlen(v);
-	char	   *out = malloc(n + 4);
+	size_t		n;
+	char	   *out;
 	size_t		w = 0,
 				o = 0;
 
-	if (out == NULL)
-	{
-		fprintf(stderr, "jobq: out of memory\n");
-		exit(EXIT_FAILED);
-	}
+	v = v ? v : "";
+	n = strlen(v);
+	out = cli_malloc(n + 4);
 	for (size_t i = 0; i < n; i++)
 	{
 		unsigned char c = (unsigned char) v[i];
@@ -86,37 +141,30 @@ cell_text(const PGresult *res, int row, int col, bool cut)
 
 /*
  * print_table
- *		Print res as an aligned table with a header and a dashed rule.
+ *		Print t as an aligned table with a header and a dashed rule.
  */
 void
-print_table(const PGresult *res)
+print_table(const Table *t)
 {
-	int			ncols = PQnfields(res);
-	int			nrows = PQntuples(res);
-	size_t	   *w = calloc(ncols ? ncols : 1, sizeof(size_t));
+	int			ncols = t->ncols;
+	size_t	   *w = cli_malloc(sizeof(size_t) * (ncols ? ncols : 1));
 
-	if (w == NULL)
-	{
-		fprintf(stderr, "jobq: out of memory\n");
-		exit(EXIT_FAILED);
-	}
 	for (int c = 0; c < ncols; c++)
 	{
-		w[c] = width(PQfname(res, c));
-		for (int r = 0; r < nrows; r++)
+		w[c] = width(t->names[c]);
+		for (size_t r = 0; r < t->nrows; r++)
 		{
-			char	   *t = cell_text(res, r, c, true);
-			size_t		tw = width(t);
+			char	   *s = cell_text(t->cells[r * ncols + c], true);
+			size_t		sw = width(s);
 
-			if (tw > w[c])
-				w[c] = tw;
-			free(t);
+			if (sw > w[c])
+				w[c] = sw;
+			free(s);
 		}
 	}
 	for (int c = 0; c < ncols; c++)
 		printf("%s%-*s", c ? "  " : "",
-			   (int) (w[c] + strlen(PQfname(res, c)) - width(PQfname(res, c))),
-			   PQfname(res, c));
+			   (int) (w[c] + strlen(t->names[c]) - width(t->names[c])), t->names[c]);
 	putchar('\n');
 	for (int c = 0; c < ncols; c++)
 	{
@@ -125,22 +173,22 @@ print_table(const PGresult *res)
 			putchar('-');
 	}
 	putchar('\n');
-	for (int r = 0; r < nrows; r++)
+	for (size_t r = 0; r < t->nrows; r++)
 	{
 		for (int c = 0; c < ncols; c++)
 		{
-			char	   *t = cell_text(res, r, c, true);
-			int			pad = (int) (w[c] - width(t));
+			char	   *s = cell_text(t->cells[r * ncols + c], true);
+			int			pad = (int) (w[c] - width(s));
 			bool		last = c == ncols - 1;
 
 			printf("%s", c ? "  " : "");
-			if (is_numeric_type(PQftype(res, c)))
-				printf("%*s%s", pad, "", t);
+			if (t->numeric[c])
+				printf("%*s%s", pad, "", s);
 			else if (last)
-				printf("%s", t);	/* no trailing blanks */
+				printf("%s", s);	/* no trailing blanks */
 			else
-				printf("%s%*s", t, pad, "");
-			free(t);
+				printf("%s%*s", s, pad, "");
+			free(s);
 		}
 		putchar('\n');
 	}
@@ -149,24 +197,170 @@ print_table(const PGresult *res)
 
 /*
  * print_record
- *		Print the first row of res vertically, "name  value" per line: for
+ *		Print the first row of rows vertically, "name  value" per line: for
  *		one job, which has more columns than a terminal is wide.  Long values
  *		(payload, errors) are printed in full.
  */
 void
-print_record(const PGresult *res)
+print_record(const JobqRows *rows)
 {
-	int			ncols = PQnfields(res);
+	int			ncols = jobq_rows_ncols(rows);
 	size_t		kw = 0;
 
 	for (int c = 0; c < ncols; c++)
-		if (width(PQfname(res, c)) > kw)
-			kw = width(PQfname(res, c));
+		if (width(jobq_rows_colname(rows, c)) > kw)
+			kw = width(jobq_rows_colname(rows, c));
 	for (int c = 0; c < ncols; c++)
 	{
-		char	   *t = cell_text(res, 0, c, false);
+		char	   *s = cell_text(jobq_rows_value(rows, 0, c), false);
 
-		printf("%-*s  %s\n", (int) kw, PQfname(res, c), t);
-		free(t);
+		printf("%-*s  %s\n", (int) kw, jobq_rows_colname(rows, c), s);
+		free(s);
 	}
+}
+
+/* print_json_string: s as a JSON string (NULL: null) */
+void
+print_json_string(const char *s)
+{
+	if (s == NULL)
+	{
+		fputs("null", stdout);
+		return;
+	}
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+	{
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\r')
+			fputs("\\r", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p < 0x20)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+/*
+ * print_json_time
+ *		A timestamptz in ISO DateStyle ("2026-01-02 03:04:05.6+00") as
+ *		PostgreSQL's JSON conversion writes it ("2026-01-02T03:04:05.6+00:00");
+ *		other forms as plain strings.
+ */
+void
+print_json_time(const char *ts)
+{
+	char		buf[64];
+	size_t		len = ts ? strlen(ts) : 0;
+	size_t		sign;
+
+	if (ts == NULL || len < 19 || len + 4 >= sizeof(buf) || ts[10] != ' ' ||
+		strchr(ts, 'B') != NULL)
+	{
+		print_json_string(ts);
+		return;
+	}
+	memcpy(buf, ts, len + 1);
+	buf[10] = 'T';
+	sign = strcspn(buf + 19, "+-") + 19;
+	if (sign < len && len - sign == 3)
+		memcpy(buf + len, ":00", 4);
+	print_json_string(buf);
+}
+
+/*
+ * print_json_number
+ *		v in the shortest form that reads back exactly, as PostgreSQL
+ *		prints a float8 (86404.5, 2592000, 1e+100).
+ */
+void
+print_json_number(double v)
+{
+	char		buf[64];
+
+	if (v == floor(v) && fabs(v) < 1e15)
+	{
+		printf("%.0f", v);		/* PostgreSQL writes 3600, not 3.6e+03 */
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++)
+	{
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, stdout);
+}
+
+/*
+ * interval_seconds
+ *		The length of an interval in PostgreSQL's default output style
+ *		("1 year 2 mons 3 days 04:05:06.5", "-00:00:01") in seconds, as
+ *		extract(epoch FROM ...) computes it (a year of 365.25 days, a
+ *		month of 30).  false when the text is in another style.
+ */
+bool
+interval_seconds(const char *text, double *out)
+{
+	const char *p = text;
+	double		total = 0;
+
+	while (*p)
+	{
+		char	   *end;
+		double		n;
+
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			break;
+		n = strtod(p, &end);
+		if (end == p)
+			return false;
+		if (*end == ':')
+		{
+			/* [-]HH:MM:SS[.frac] */
+			bool		neg = (*p == '-');
+			double		h = fabs(n),
+						m,
+						s = 0;
+
+			p = end + 1;
+			m = strtod(p, &end);
+			if (end == p)
+				return false;
+			p = end;
+			if (*p == ':')
+			{
+				p++;
+				s = strtod(p, &end);
+				if (end == p)
+					return false;
+				p = end;
+			}
+			total += (neg ? -1 : 1) * (h * 3600 + m * 60 + s);
+			continue;
+		}
+		p = end;
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, "year", 4) == 0)
+			total += n * 365.25 * 86400;
+		else if (strncmp(p, "mon", 3) == 0)
+			total += n * 30 * 86400;
+		else if (strncmp(p, "day", 3) == 0)
+			total += n * 86400;
+		else
+			return false;
+		while (isalpha((unsigned char) *p))
+			p++;
+	}
+	*out = total;
+	return true;
 }

@@ -15,8 +15,10 @@
  * This library is a thin, explicit layer over libpq: every function maps
  * to one SQL function of the extension (schema-qualified, parameterized,
  * prepared once per connection), except jobq_complete_and_claim, which
- * pipelines two of them in one round trip, and jobq_wait_for_work, which
- * waits for NOTIFY on the connection's socket.
+ * pipelines two of them in one round trip, jobq_wait_for_work, which
+ * waits for NOTIFY on the connection's socket, and jobq_claim_start and its
+ * siblings, which split a waiting claim into send / poll / take for event
+ * loops.
  *
  * Conventions (hiredis / libpq style):
  *	- All types are opaque; their layout may change in any release.
@@ -219,6 +221,20 @@ JobqConn   *jobq_connect(const char *conninfo);
 JobqConn   *jobq_connect_ex(const char *conninfo, const char *schema,
 							unsigned flags);
 
+/*
+ * jobq_connect_params: as jobq_connect_ex, with default libpq connection
+ * parameters: keywords and values are parallel NULL-terminated arrays
+ * (both may be NULL), such as {"fallback_application_name",
+ * "connect_timeout", NULL} and {"my-worker", "10", NULL}.  They apply
+ * before conninfo, so anything the conninfo (or the PG* environment, for
+ * keywords not given here) says wins; client_encoding is still forced to
+ * UTF8.  The arrays are copied (the caller keeps ownership) and used
+ * again by jobq_reconnect.
+ */
+JobqConn   *jobq_connect_params(const char *conninfo, const char *schema,
+								unsigned flags, const char *const *keywords,
+								const char *const *values);
+
 /* jobq_disconnect: close and free the connection (NULL-safe).  Jobs, job
  * lists and rows obtained from it stay valid: they are independent. */
 void		jobq_disconnect(JobqConn *conn);
@@ -244,6 +260,19 @@ const char *jobq_errmsg(const JobqConn *conn);	/* "" on success */
 const char *jobq_sqlstate(const JobqConn *conn);	/* NULL unless the server
 													 * sent one */
 JobqAction	jobq_error_action(const JobqConn *conn);
+
+/*
+ * jobq_errfield: one field of the last call's server error, as libpq's
+ * PQresultErrorField names them, or NULL when the server did not send it
+ * (or the error did not come from the server).  Owned by conn, valid
+ * until the next call on it.  jobq_errmsg() is the primary message with
+ * the hint appended; these give the parts apart, e.g. for a program that
+ * prints "DETAIL:" and "HINT:" lines as psql does.
+ */
+#define JOBQ_ERRFIELD_MESSAGE 'M'	/* primary message, alone */
+#define JOBQ_ERRFIELD_DETAIL 'D'
+#define JOBQ_ERRFIELD_HINT 'H'
+const char *jobq_errfield(const JobqConn *conn, int field);
 
 /* jobq_schema: the API schema in use (owned by conn). */
 const char *jobq_schema(const JobqConn *conn);
@@ -451,6 +480,59 @@ int			jobq_sweep(JobqConn *conn, const char *queue, int max_rows,
  */
 int			jobq_wait_for_work(JobqConn *conn, const char *const *queues,
 							   int nqueues, int timeout_ms);
+
+/*
+ * jobq_consume_input: for event loops that poll() jobq_socket() for
+ * POLLIN themselves.  Reads what the server sent, without blocking, and
+ * consumes queued notifications.  Returns 1 when at least one
+ * notification arrived (a hint: claim now), 0 when none, JOBQ_ERR when
+ * the connection is lost (JOBQ_ERR_CONNECTION: the socket read EOF, e.g.
+ * the backend was terminated while idle).  LISTEN first with
+ * jobq_wait_for_work(conn, queues, n, 0).
+ */
+int			jobq_consume_input(JobqConn *conn);
+
+/*
+ * Asynchronous claim, for event loops that must stay responsive (signals,
+ * child processes) while a waiting claim sleeps on the server:
+ *
+ *	jobq_claim_start	sends the claim (arguments as jobq_claim_wait) and
+ *						returns JOBQ_OK at once.  Until jobq_claim_finish,
+ *						the connection is busy: any other call fails with
+ *						JOBQ_ERR_BAD_ARGUMENT and nothing sent.
+ *	jobq_claim_ready	reads without blocking: 1 when the answer is in (so
+ *						jobq_claim_finish will not block), 0 when not yet
+ *						(poll jobq_socket() for POLLIN, then ask again),
+ *						JOBQ_ERR on error (connection lost: call
+ *						jobq_claim_finish or jobq_reconnect).
+ *	jobq_claim_interrupt asks the server to stop waiting (a cancel request
+ *						over a new short connection, as PQcancel does; it
+ *						blocks for that round trip).  The claim then
+ *						finishes with an empty list, or with the jobs it
+ *						claimed before the request arrived, which the
+ *						caller owns as usual.  JOBQ_OK when sent or when
+ *						no claim is in progress.
+ *	jobq_claim_finish	waits for the answer (at once after
+ *						jobq_claim_ready said 1) and returns the list
+ *						(caller frees) or NULL with the error set; either
+ *						way the connection is free again.
+ */
+int			jobq_claim_start(JobqConn *conn, const char *const *queues,
+							 int nqueues, int max_jobs, int lease_s,
+							 const char *worker, int wait_ms);
+int			jobq_claim_ready(JobqConn *conn);
+int			jobq_claim_interrupt(JobqConn *conn);
+JobqJobList *jobq_claim_finish(JobqConn *conn);
+
+/*
+ * jobq_wait_stats: whether the server can wake waiting claims at commit
+ * (*preloaded = 1: jobq is in shared_preload_libraries; 0: waiting claims
+ * poll every 100 ms), and how many claims wait now and have been woken.
+ * Out arguments may be NULL.  Needs role jobq_monitor; without it
+ * JOBQ_ERR_SERVER with SQLSTATE 42501.
+ */
+int			jobq_wait_stats(JobqConn *conn, int *preloaded, int64_t *waiting,
+							int64_t *wakeups);
 
 /* ----------------------------------------------------------------------
  * Claimed jobs.  Accessors never fail on a valid job; strings are owned by

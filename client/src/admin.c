@@ -34,6 +34,36 @@
 #define NUMERICOID 1700
 #define JSONOID 114
 #define JSONBOID 3802
+#define TIMESTAMPOID 1114
+#define TIMESTAMPTZOID 1184
+
+/*
+ * json_timestamp: a timestamp in ISO DateStyle ("2026-01-02 03:04:05.6+00")
+ * as PostgreSQL's own JSON conversion writes it ("2026-01-02T03:04:05.6+00:00"),
+ * so that jobq_rows_json and row_to_json agree.  Other styles (and BC
+ * dates, infinity) go out as the plain quoted text.
+ */
+static void
+json_timestamp(JobqBuf *b, const char *v)
+{
+	char		tmp[64];
+	size_t		len = strlen(v);
+	size_t		sign;
+
+	if (len < 19 || len + 4 >= sizeof(tmp) || v[10] != ' ' || v[4] != '-' ||
+		strchr(v, 'B') != NULL)
+	{
+		jobq_buf_json_string(b, v);
+		return;
+	}
+	memcpy(tmp, v, len + 1);
+	tmp[10] = 'T';
+	/* a zone offset of hours only ("+00", "-03") gets its minutes */
+	sign = strcspn(tmp + 19, "+-") + 19;
+	if (sign < len && len - sign == 3)
+		memcpy(tmp + len, ":00", 4);
+	jobq_buf_json_string(b, tmp);
+}
 
 /*
  * The JobqQueueOpts fields in SQL argument order, with their limits.
@@ -460,6 +490,37 @@ jobq_purge(JobqConn *conn, const char *queue, const char *state,
 	return count_op(conn, STMT_PURGE, 3, values, n);
 }
 
+/*
+ * jobq_wait_stats: see jobq-client.h.
+ */
+int
+jobq_wait_stats(JobqConn *conn, int *preloaded, int64_t *waiting,
+				int64_t *wakeups)
+{
+	PGresult   *res;
+
+	if (conn == NULL)
+		return JOBQ_ERR;
+	jobq_clear_error(conn);
+	res = jobq_exec(conn, STMT_WAIT_STATS, 0, NULL, 1);
+	if (res == NULL)
+		return JOBQ_ERR;
+	if (PQntuples(res) != 1 || PQnfields(res) != 3)
+	{
+		PQclear(res);
+		jobq_set_error(conn, JOBQ_ERR_PROTOCOL, "unexpected result from the server");
+		return JOBQ_ERR;
+	}
+	if (preloaded != NULL)
+		*preloaded = PQgetvalue(res, 0, 0)[0] == 't';
+	if (waiting != NULL)
+		*waiting = (int64_t) strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	if (wakeups != NULL)
+		*wakeups = (int64_t) strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+	PQclear(res);
+	return JOBQ_OK;
+}
+
 /* ----------------------------------------------------------------------
  * JobqRows
  * ---------------------------------------------------------------------- */
@@ -562,6 +623,8 @@ jobq_rows_json(const JobqRows *rows)
 				jobq_buf_puts(&b, v);
 			else if (t == JSONOID || t == JSONBOID)
 				jobq_buf_puts(&b, v);
+			else if (t == TIMESTAMPOID || t == TIMESTAMPTZOID)
+				json_timestamp(&b, v);
 			else
 				jobq_buf_json_string(&b, v);
 		}

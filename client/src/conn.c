@@ -103,6 +103,8 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	"SELECT %s.jobq_alter_queue($1::pg_catalog.text, $2::pg_catalog.interval, "
 	"$3::pg_catalog.int4, $4::pg_catalog.interval, $5::pg_catalog.interval, "
 	"$6::pg_catalog.interval, $7::pg_catalog.interval, $8::pg_catalog.bool)",
+	[STMT_WAIT_STATS] =
+	"SELECT w.preloaded, w.waiting, w.wakeups FROM %s.jobq_wait_stats() AS w",
 };
 
 /*
@@ -114,6 +116,8 @@ reset_session_state(JobqConn *conn)
 	size_t		i;
 
 	memset(conn->prepared, 0, sizeof(conn->prepared));
+	conn->busy = 0;
+	conn->interrupted = 0;
 	for (i = 0; i < conn->nchannels; i++)
 		free(conn->channels[i]);
 	conn->nchannels = 0;
@@ -187,9 +191,11 @@ discard_notice(void *arg, const char *message)
 static int
 open_session(JobqConn *conn)
 {
-	const char *keywords[4];
-	const char *values[4];
-	int			k = 0;
+	const char **keywords;
+	const char **values;
+	size_t		ndefs = 0;
+	size_t		k = 0;
+	size_t		i;
 
 	if (conn->pg != NULL)
 	{
@@ -198,6 +204,29 @@ open_session(JobqConn *conn)
 	}
 	reset_session_state(conn);
 
+	/*
+	 * libpq reads the arrays in order and the last value of a keyword wins:
+	 * our fallback name, then the caller's defaults, then the conninfo,
+	 * then the one setting nobody may change.
+	 */
+	while (conn->defkeys != NULL && conn->defkeys[ndefs] != NULL)
+		ndefs++;
+	keywords = calloc(ndefs + 4, sizeof(char *));
+	values = calloc(ndefs + 4, sizeof(char *));
+	if (keywords == NULL || values == NULL)
+	{
+		free(keywords);
+		free(values);
+		jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
+		return JOBQ_ERR;
+	}
+	keywords[k] = "fallback_application_name";
+	values[k++] = "libjobq";
+	for (i = 0; i < ndefs; i++)
+	{
+		keywords[k] = conn->defkeys[i];
+		values[k++] = conn->defvals[i];
+	}
 	if (conn->conninfo != NULL && conn->conninfo[0] != '\0')
 	{
 		keywords[k] = "dbname";
@@ -205,12 +234,12 @@ open_session(JobqConn *conn)
 	}
 	keywords[k] = "client_encoding";
 	values[k++] = "UTF8";
-	keywords[k] = "fallback_application_name";
-	values[k++] = "libjobq";
 	keywords[k] = NULL;
 	values[k] = NULL;
 
 	conn->pg = PQconnectdbParams(keywords, values, 1);
+	free(keywords);
+	free(values);
 	if (conn->pg == NULL)
 	{
 		jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
@@ -248,14 +277,60 @@ jobq_connect(const char *conninfo)
 JobqConn *
 jobq_connect_ex(const char *conninfo, const char *schema, unsigned flags)
 {
+	return jobq_connect_params(conninfo, schema, flags, NULL, NULL);
+}
+
+/* copy_strv: a copy of a NULL-terminated array of n strings, or NULL */
+static char **
+copy_strv(const char *const *v, size_t n)
+{
+	char	  **c = calloc(n + 1, sizeof(char *));
+	size_t		i;
+
+	if (c == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if ((c[i] = jobq_strdup(v[i] ? v[i] : "")) == NULL)
+		{
+			while (i-- > 0)
+				free(c[i]);
+			free(c);
+			return NULL;
+		}
+	return c;
+}
+
+static void
+free_strv(char **v)
+{
+	size_t		i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+/*
+ * jobq_connect_params: see jobq-client.h.  jobq_connect_ex is this with
+ * no defaults.
+ */
+JobqConn *
+jobq_connect_params(const char *conninfo, const char *schema, unsigned flags,
+					const char *const *keywords, const char *const *values)
+{
 	JobqConn   *conn = calloc(1, sizeof(JobqConn));
+	size_t		n = 0;
 
 	if (conn == NULL)
 		return NULL;
 	conn->flags = flags;
 	conn->schema = jobq_strdup(schema ? schema : "public");
+	while (keywords != NULL && values != NULL && keywords[n] != NULL)
+		n++;
 	if (conn->schema == NULL ||
-		(conninfo != NULL && (conn->conninfo = jobq_strdup(conninfo)) == NULL))
+		(conninfo != NULL && (conn->conninfo = jobq_strdup(conninfo)) == NULL) ||
+		(n > 0 && ((conn->defkeys = copy_strv(keywords, n)) == NULL ||
+				   (conn->defvals = copy_strv(values, n)) == NULL)))
 	{
 		jobq_disconnect(conn);
 		return NULL;
@@ -296,6 +371,8 @@ jobq_disconnect(JobqConn *conn)
 	free(conn->qschema);
 	free(conn->schema);
 	free(conn->conninfo);
+	free_strv(conn->defkeys);
+	free_strv(conn->defvals);
 	free(conn);
 }
 
@@ -352,6 +429,13 @@ jobq_pgconn(JobqConn *conn)
 int
 jobq_ensure_connected(JobqConn *conn)
 {
+	if (conn->busy)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "a claim started with jobq_claim_start is in progress; "
+					   "call jobq_claim_finish first");
+		return JOBQ_ERR;
+	}
 	if (conn->pg == NULL || PQstatus(conn->pg) != CONNECTION_OK ||
 		conn->qschema == NULL)
 	{

@@ -32,6 +32,9 @@ jobq_clear_error(JobqConn *conn)
 	conn->err = JOBQ_ERR_NONE;
 	conn->errmsg[0] = '\0';
 	conn->sqlstate[0] = '\0';
+	conn->errprimary[0] = '\0';
+	conn->errdetail[0] = '\0';
+	conn->errhint[0] = '\0';
 }
 
 /*
@@ -47,6 +50,9 @@ jobq_set_error(JobqConn *conn, JobqErrorClass cls, const char *fmt,...)
 
 	conn->err = cls;
 	conn->sqlstate[0] = '\0';
+	conn->errprimary[0] = '\0';
+	conn->errdetail[0] = '\0';
+	conn->errhint[0] = '\0';
 	va_start(ap, fmt);
 	vsnprintf(conn->errmsg, sizeof(conn->errmsg), fmt, ap);
 	va_end(ap);
@@ -101,6 +107,41 @@ jobq_set_result_error(JobqConn *conn, const PGresult *res)
 		jobq_set_error(conn, cls, "connection to server lost");
 	if (state != NULL && strlen(state) == 5)
 		memcpy(conn->sqlstate, state, 6);
+	if (res != NULL)
+	{
+		const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+
+		snprintf(conn->errprimary, sizeof(conn->errprimary), "%s", primary ? primary : "");
+		snprintf(conn->errdetail, sizeof(conn->errdetail), "%s", detail ? detail : "");
+		snprintf(conn->errhint, sizeof(conn->errhint), "%s", hint ? hint : "");
+	}
+}
+
+/*
+ * jobq_errfield: see jobq-client.h.
+ */
+const char *
+jobq_errfield(const JobqConn *conn, int field)
+{
+	const char *v;
+
+	if (conn == NULL)
+		return NULL;
+	switch (field)
+	{
+		case JOBQ_ERRFIELD_MESSAGE:
+			v = conn->errprimary;
+			break;
+		case JOBQ_ERRFIELD_DETAIL:
+			v = conn->errdetail;
+			break;
+		case JOBQ_ERRFIELD_HINT:
+			v = conn->errhint;
+			break;
+		default:
+			return NULL;
+	}
+	return v[0] ? v : NULL;
 }
 
 /*

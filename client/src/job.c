@@ -573,6 +573,135 @@ jobq_claim(JobqConn *conn, const char *const *queues, int nqueues,
 }
 
 /*
+ * jobq_claim_start / _ready / _interrupt / _finish: see jobq-client.h.
+ *
+ * The claim is sent with PQsendQueryPrepared and its answer collected with
+ * PQconsumeInput/PQisBusy/PQgetResult, libpq's asynchronous pattern; the
+ * statement is prepared (synchronously, a short round trip) before it is
+ * sent.  conn->busy fences every other call until the answer is taken.
+ */
+int
+jobq_claim_start(JobqConn *conn, const char *const *queues, int nqueues,
+				 int max_jobs, int lease_s, const char *worker, int wait_ms)
+{
+	const char *values[5];
+	char		nbuf[16],
+				lbuf[32],
+				wbuf[32];
+	JobqBuf		arr;
+	JobqStmt	stmt;
+	int			rc = JOBQ_ERR;
+
+	if (conn == NULL)
+		return JOBQ_ERR;
+	jobq_clear_error(conn);
+	jobq_buf_init(&arr);
+	if (jobq_claim_params(conn, queues, nqueues, max_jobs, lease_s, worker,
+						  wait_ms, &arr, nbuf, lbuf, wbuf, values,
+						  &stmt) == JOBQ_OK &&
+		jobq_ensure_connected(conn) == JOBQ_OK &&
+		jobq_prepare(conn, stmt) == JOBQ_OK &&
+		jobq_send(conn, stmt, 5, values) == JOBQ_OK)
+	{
+		conn->busy = 1;
+		conn->interrupted = 0;
+		rc = JOBQ_OK;
+	}
+	jobq_buf_free(&arr);
+	return rc;
+}
+
+int
+jobq_claim_ready(JobqConn *conn)
+{
+	if (conn == NULL)
+		return JOBQ_ERR;
+	jobq_clear_error(conn);
+	if (!conn->busy)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT, "no claim in progress");
+		return JOBQ_ERR;
+	}
+	if (!PQconsumeInput(conn->pg))
+	{
+		jobq_set_error(conn, JOBQ_ERR_CONNECTION, "%s", PQerrorMessage(conn->pg));
+		return JOBQ_ERR;
+	}
+	return PQisBusy(conn->pg) ? 0 : 1;
+}
+
+int
+jobq_claim_interrupt(JobqConn *conn)
+{
+	PGcancel   *cancel;
+	char		errbuf[256];
+	int			ok;
+
+	if (conn == NULL)
+		return JOBQ_ERR;
+	jobq_clear_error(conn);
+	if (!conn->busy || conn->pg == NULL)
+		return JOBQ_OK;
+	cancel = PQgetCancel(conn->pg);
+	if (cancel == NULL)
+	{
+		jobq_set_error(conn, JOBQ_ERR_CONNECTION, "could not build a cancel request");
+		return JOBQ_ERR;
+	}
+	errbuf[0] = '\0';
+	ok = PQcancel(cancel, errbuf, sizeof(errbuf));
+	PQfreeCancel(cancel);
+	if (!ok)
+	{
+		jobq_set_error(conn, JOBQ_ERR_CONNECTION, "cancel request failed: %s", errbuf);
+		return JOBQ_ERR;
+	}
+	conn->interrupted = 1;
+	return JOBQ_OK;
+}
+
+JobqJobList *
+jobq_claim_finish(JobqConn *conn)
+{
+	PGresult   *res;
+	PGresult   *extra;
+	JobqJobList *list = NULL;
+	const char *state;
+
+	if (conn == NULL)
+		return NULL;
+	jobq_clear_error(conn);
+	if (!conn->busy)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT, "no claim in progress");
+		return NULL;
+	}
+	res = PQgetResult(conn->pg);
+	/* NB: the connection is free only once PQgetResult returned NULL */
+	while ((extra = PQgetResult(conn->pg)) != NULL)
+		PQclear(extra);
+	conn->busy = 0;
+	state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK)
+		list = jobq_joblist_from_result(conn, res);
+	else if (conn->interrupted && state != NULL && strcmp(state, "57014") == 0)
+	{
+		/* our own cancel: the claim rolled back, nothing was claimed */
+		list = calloc(1, sizeof(JobqJobList));
+		if (list == NULL)
+			jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
+	}
+	else
+	{
+		jobq_note_failure(conn, res);
+		res = NULL;				/* freed by jobq_note_failure */
+	}
+	conn->interrupted = 0;
+	PQclear(res);
+	return list;
+}
+
+/*
  * jobq_complete: see jobq-client.h.
  */
 int

@@ -78,6 +78,7 @@ typedef enum JobqStmt
 	STMT_RESUME,
 	STMT_DROP_QUEUE,
 	STMT_ALTER_QUEUE,
+	STMT_WAIT_STATS,
 	STMT__COUNT
 } JobqStmt;
 
@@ -90,6 +91,10 @@ struct JobqConn
 	char	   *conninfo;		/* as given (NULL = environment) */
 	char	   *schema;			/* validated API schema name */
 	unsigned	flags;			/* JOBQ_CONNECT_* */
+	char	  **defkeys;		/* jobq_connect_params defaults (copies), */
+	char	  **defvals;		/* NULL-terminated, or NULL */
+	int			busy;			/* a jobq_claim_start claim is in flight */
+	int			interrupted;	/* jobq_claim_interrupt was called for it */
 	char	   *sql[STMT__COUNT];	/* schema-qualified statement texts */
 	char	   *qschema;		/* the schema, quoted as an identifier */
 	unsigned char prepared[STMT__COUNT];	/* prepared in this session */
@@ -103,6 +108,9 @@ struct JobqConn
 	JobqErrorClass err;
 	char		errmsg[JOBQ_ERRMSG_SIZE];
 	char		sqlstate[6];
+	char		errprimary[JOBQ_ERRMSG_SIZE];	/* server error fields, "" = */
+	char		errdetail[JOBQ_ERRMSG_SIZE];	/* not sent */
+	char		errhint[JOBQ_ERRMSG_SIZE];
 };
 
 struct JobqJob

@@ -240,3 +240,43 @@ jobq_wait_for_work(JobqConn *conn, const char *const *queues, int nqueues,
 		}
 	}
 }
+
+/*
+ * jobq_consume_input: see jobq-client.h.
+ */
+int
+jobq_consume_input(JobqConn *conn)
+{
+	int			i;
+
+	if (conn == NULL)
+		return JOBQ_ERR;
+	jobq_clear_error(conn);
+	if (conn->pg == NULL || PQstatus(conn->pg) != CONNECTION_OK)
+	{
+		jobq_set_error(conn, JOBQ_ERR_CONNECTION,
+					   "not connected to the server; call jobq_reconnect()");
+		return JOBQ_ERR;
+	}
+	/*
+	 * A terminated backend sends its FATAL message and then closes: one
+	 * read takes the message, the next finds EOF.  So read while the
+	 * socket stays readable (a few rounds at most; never blocks).
+	 */
+	for (i = 0; i < 8; i++)
+	{
+		struct pollfd pfd;
+
+		if (!PQconsumeInput(conn->pg) || PQstatus(conn->pg) == CONNECTION_BAD)
+		{
+			jobq_set_error(conn, JOBQ_ERR_CONNECTION, "%s", PQerrorMessage(conn->pg));
+			return JOBQ_ERR;
+		}
+		pfd.fd = PQsocket(conn->pg);
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (PQisBusy(conn->pg) || poll(&pfd, 1, 0) <= 0)
+			break;
+	}
+	return drain_notifies(conn);
+}

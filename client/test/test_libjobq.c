@@ -28,6 +28,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1220,6 +1221,187 @@ late_producer(void *arg)
 	return NULL;
 }
 
+/* wait_readable: poll the connection's socket up to ms; 1 when readable */
+static int
+wait_readable(JobqConn *c, int ms)
+{
+	struct pollfd pfd;
+
+	pfd.fd = jobq_socket(c);
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	return poll(&pfd, 1, ms) > 0;
+}
+
+/* claim_collect: drive a started claim to its end with poll(); NULL on error */
+static JobqJobList *
+claim_collect(JobqConn *c, int max_ms)
+{
+	int64_t		t0 = now_ms();
+	int			r;
+
+	while ((r = jobq_claim_ready(c)) == 0 && now_ms() - t0 < max_ms)
+		wait_readable(c, 100);
+	return jobq_claim_finish(c);
+}
+
+/*
+ * The additions for event loops and command-line tools: connection
+ * defaults, error fields, jobq_wait_stats, the asynchronous claim and
+ * jobq_consume_input.
+ */
+static void
+test_async(JobqConn *c)
+{
+	const char *qs[1] = {qw};
+	int64_t		t0;
+	int64_t		id;
+	JobqJobList *l;
+
+	test("connect_params: defaults apply, the conninfo overrides them");
+	{
+		const char *k[] = {"fallback_application_name", "connect_timeout", NULL};
+		const char *v[] = {"jobq-test-app", "10", NULL};
+		JobqConn   *d = jobq_connect_params(dsn, NULL, 0, k, v);
+		char		ci[512];
+		JobqConn   *e;
+		PGresult   *r1 = NULL,
+				   *r2 = NULL;
+
+		snprintf(ci, sizeof(ci), "%s%sapplication_name=jobq-override", dsn, dsn[0] ? " " : "");
+		e = jobq_connect_params(ci, NULL, 0, k, v);
+		if (d && jobq_status(d) == JOBQ_ERR_NONE && jobq_reconnect(d) == JOBQ_OK)
+			r1 = PQexec(jobq_pgconn(d), "SELECT current_setting('application_name')");
+		if (e && jobq_status(e) == JOBQ_ERR_NONE)
+			r2 = PQexec(jobq_pgconn(e), "SELECT current_setting('application_name')");
+		test_cond(r1 && PQntuples(r1) == 1 && strcmp(PQgetvalue(r1, 0, 0), "jobq-test-app") == 0 &&
+				  r2 && PQntuples(r2) == 1 && strcmp(PQgetvalue(r2, 0, 0), "jobq-override") == 0);
+		PQclear(r1);
+		PQclear(r2);
+		jobq_disconnect(d);
+		jobq_disconnect(e);
+	}
+
+	test("errfield: message, detail and hint apart; NULL for client errors");
+	{
+		int			ok1 = jobq_enqueue(c, "t-no-such-queue-x", "{}", 2, NULL, NULL) == JOBQ_ERR &&
+			jobq_errfield(c, JOBQ_ERRFIELD_HINT) != NULL &&
+			jobq_errfield(c, JOBQ_ERRFIELD_MESSAGE) != NULL &&
+			strstr(jobq_errfield(c, JOBQ_ERRFIELD_MESSAGE), "hint") == NULL &&
+			strstr(jobq_errmsg(c), jobq_errfield(c, JOBQ_ERRFIELD_HINT)) != NULL &&
+			jobq_errfield(c, 'X') == NULL;
+		int			ok2 = jobq_enqueue(c, "Bad", "{}", 2, NULL, NULL) == JOBQ_ERR &&
+			jobq_errfield(c, JOBQ_ERRFIELD_MESSAGE) == NULL &&
+			jobq_errfield(c, JOBQ_ERRFIELD_DETAIL) == NULL;
+
+		test_cond(ok1 && ok2 && jobq_errfield(NULL, JOBQ_ERRFIELD_MESSAGE) == NULL);
+	}
+
+	test("wait_stats: OK, preloaded is 0 or 1");
+	{
+		int			pre = -1;
+		int64_t		waiting = -1;
+
+		test_cond(jobq_wait_stats(c, &pre, &waiting, NULL) == JOBQ_OK &&
+				  (pre == 0 || pre == 1) && waiting >= 0);
+	}
+
+	test("claim_start: returns at once; the connection is busy meanwhile");
+	t0 = now_ms();
+	test_cond(jobq_claim_start(c, qs, 1, 1, 30, "async", 400) == JOBQ_OK &&
+			  now_ms() - t0 < 300 && jobq_claim_ready(c) == 0 &&
+			  jobq_stats(c, NULL) == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_claim_start(c, qs, 1, 1, 30, "async", 0) == JOBQ_ERR);
+
+	test("claim_finish after the wait: an empty list, connection free again");
+	l = claim_collect(c, 5000);
+	t0 = now_ms() - t0;
+	test_cond(l != NULL && jobq_joblist_count(l) == 0 && t0 >= 350 &&
+			  qstat(c, qw, "ready") == 0);
+	jobq_joblist_free(l);
+
+	test("claim_start: woken by another session's enqueue, gets the job");
+	{
+		pthread_t	th;
+
+		pthread_create(&th, NULL, late_producer, NULL);
+		t0 = now_ms();
+		l = NULL;
+		if (jobq_claim_start(c, qs, 1, 1, 30, "async", 20000) == JOBQ_OK)
+			l = claim_collect(c, 20000);
+		pthread_join(th, NULL);
+		test_cond(l != NULL && jobq_joblist_count(l) == 1 && now_ms() - t0 < 10000 &&
+				  jobq_complete(c, jobq_job_id(jobq_joblist_get(l, 0)),
+								jobq_job_token(jobq_joblist_get(l, 0)), NULL, 0) == JOBQ_OK);
+		jobq_joblist_free(l);
+	}
+
+	test("claim_interrupt: a long wait ends at once with an empty list");
+	t0 = now_ms();
+	l = NULL;
+	if (jobq_claim_start(c, qs, 1, 1, 30, "async", 60000) == JOBQ_OK)
+	{
+		msleep(200);
+		if (jobq_claim_interrupt(c) == JOBQ_OK)
+			l = claim_collect(c, 20000);
+	}
+	test_cond(l != NULL && jobq_joblist_count(l) == 0 && now_ms() - t0 < 5000 &&
+			  jobq_status(c) == JOBQ_ERR_NONE && qstat(c, qw, "ready") == 0);
+	jobq_joblist_free(l);
+
+	test("claim_ready / _finish without a claim: BAD_ARGUMENT; interrupt: OK");
+	test_cond(jobq_claim_ready(c) == JOBQ_ERR && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_claim_finish(c) == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_claim_interrupt(c) == JOBQ_OK);
+
+	test("consume_input: a NOTIFY read from the socket returns 1");
+	{
+		JobqConn   *p = jobq_connect(dsn);
+		int			r = -2;
+
+		jobq_wait_for_work(c, qs, 1, 0);	/* LISTEN (already, from test_wait) */
+		if (jobq_consume_input(c) == 0 && enq(p, qw, "{}", &id) == JOBQ_OK &&
+			wait_readable(c, 5000))
+			r = jobq_consume_input(c);
+		test_cond(r == 1 && jobq_consume_input(c) == 0);
+		jobq_disconnect(p);
+	}
+
+	test("consume_input on a terminated backend: CONNECTION");
+	{
+		JobqConn   *d = jobq_connect(dsn);
+		PGresult   *res = NULL;
+		char		sql[96];
+		int			r = 0;
+
+		if (d && jobq_status(d) == JOBQ_ERR_NONE)
+		{
+			snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(%d)",
+					 PQbackendPID(jobq_pgconn(d)));
+			res = PQexec(jobq_pgconn(c), sql);
+			/* as an event loop does: read whenever the socket is readable */
+			for (int k = 0; k < 50 && r != JOBQ_ERR; k++)
+				if (wait_readable(d, 100))
+					r = jobq_consume_input(d);
+		}
+		test_cond(r == JOBQ_ERR && failed_with(d, JOBQ_ERR_CONNECTION, NULL));
+		PQclear(res);
+		jobq_disconnect(d);
+	}
+
+	test("rows_json: timestamps in PostgreSQL's JSON form (ISO 8601, T)");
+	{
+		JobqRows   *r = jobq_job_info(c, id);
+		char	   *js = jobq_rows_json(r);
+		const char *at = js ? strstr(js, "\"enqueued_at\":\"") : NULL;
+
+		test_cond(at != NULL && at[15 + 10] == 'T' &&
+				  (strstr(at, "+00:00\"") != NULL || at[15 + 26] != '\0'));
+		jobq_free(js);
+		jobq_rows_free(r);
+	}
+}
+
 static void
 test_wait(JobqConn *c)
 {
@@ -1473,6 +1655,7 @@ main(void)
 	test_lifecycle(c);
 	test_batches(c);
 	test_wait(c);
+	test_async(c);
 	test_reconnect_and_security(c);
 
 	/* clean up every queue of this run */

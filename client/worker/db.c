@@ -1,27 +1,29 @@
 /*-------------------------------------------------------------------------
  *
  * db.c
- *	  jobq-worker's database side: one libpq connection, the SQL API calls
- *	  the worker makes, and what to do when they fail.
+ *	  jobq-worker's database side: one libjobq connection, the calls the
+ *	  worker makes, and what to do when they fail.
  *
- * Every call is a single statement in autocommit mode, so no transaction
- * is ever open while a handler runs, and the connection is free between
- * calls (PgBouncer transaction mode works with --no-listen).  Statements
- * go through PQexecParams: parameters are never pasted into SQL, and no
- * named prepared statement or other session state has to survive a
- * reconnect or a pooler.
+ * Every call goes through libjobq, which qualifies it with --schema (so
+ * no search_path can redirect it), checks arguments, passes values as
+ * parameters and forces client_encoding UTF8.  Each is a single statement
+ * in autocommit mode, so no transaction is ever open while a handler
+ * runs, and the connection is free between calls.  In the poll and
+ * blocking wait modes the connection uses no LISTEN and no named prepared
+ * statements (JOBQ_CONNECT_POOLER), so PgBouncer in transaction mode works.
  *
- * Errors are classified (RELIABILITY.md §3):
+ * Errors are classified by libjobq (RELIABILITY.md §3):
  *	DB_CONN		the connection is gone or points at the wrong node
- *				(08*, 57P01..57P03, 25006, or libpq lost the socket): the
- *				connection is dropped and the main loop reconnects with
- *				backoff; acks wait and are sent after the reconnect
+ *				(JOBQ_ERR_CONNECTION, or the action RECONNECT: 08*,
+ *				57P01..57P03, 25006): the session is dropped and the main
+ *				loop reconnects with backoff; acks wait and are sent after
+ *				the reconnect
  *	DB_ERROR	the statement itself failed (22*, 42*, ...): retrying the
  *				same call cannot help
  *
- * The lease is never measured with the client's clock: claim and extend
- * return locked_until - clock_timestamp() from the server, and the worker
- * counts that many seconds on its monotonic clock.
+ * The lease is never measured with the client's clock: libjobq returns the
+ * lease left on the server clock (jobq_job_lease_ms), and the worker counts
+ * that many seconds on its monotonic clock.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -30,96 +32,55 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "libpq-fe.h"
 #include "worker.h"
 
-/*
- * is_conn_error
- *		Does this failed result mean "reconnect"?  A NULL SQLSTATE is an
- *		error libpq made up itself, which is about the connection.
- */
-static bool
-is_conn_error(PGconn *conn, const PGresult *res)
-{
-	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-
-	if (PQstatus(conn) == CONNECTION_BAD || state == NULL)
-		return true;
-	return strncmp(state, "08", 2) == 0 ||
-		strcmp(state, "57P01") == 0 ||	/* admin_shutdown, terminate_backend */
-		strcmp(state, "57P02") == 0 ||	/* crash_shutdown */
-		strcmp(state, "57P03") == 0 ||	/* cannot_connect_now */
-		strcmp(state, "25006") == 0;	/* read_only_sql_transaction: standby */
-}
-
+/* one line of the last call's error text */
 static const char *
-sqlstate(const PGresult *res)
-{
-	const char *s = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-
-	return s ? s : "";
-}
-
-/* one line of error text, from a result or else from the connection */
-static const char *
-errtext(Worker *w, const PGresult *res)
+errtext(Worker *w)
 {
 	static char msg[512];
-	const char *m = res ? PQresultErrorMessage(res) : "";
 
-	if (m == NULL || m[0] == '\0')
-		m = w->conn ? PQerrorMessage(w->conn) : "no connection";
-	snprintf(msg, sizeof(msg), "%s", m);
+	snprintf(msg, sizeof(msg), "%s", w->conn ? jobq_errmsg(w->conn) : "no connection");
 	for (char *p = msg; *p; p++)
 		if (*p == '\n')
 			*p = (p[1] ? ' ' : '\0');
 	return msg;
 }
 
-/*
- * take_notifies
- *		Consume queued NOTIFYs; any of them means "claim now".  They carry
- *		no payload we would trust: a notification is only a hint.
- */
-static bool
-take_notifies(Worker *w)
+static const char *
+sqlstate(Worker *w)
 {
-	PGnotify   *n;
-	bool		got = false;
+	const char *s = jobq_sqlstate(w->conn);
 
-	while (w->conn && (n = PQnotifies(w->conn)) != NULL)
-	{
-		got = true;
-		PQfreemem(n);
-	}
-	if (got)
-		w->want_claim = true;
-	return got;
+	return s ? s : "";
+}
+
+/* the lease to ask for: --lease in whole seconds (rounded up), or -1 */
+static int
+lease_s(Worker *w)
+{
+	return w->lease > 0 ? (int) ceil(w->lease) : -1;
 }
 
 /*
- * run
- *		Execute one statement.  On success *res holds the result (caller
- *		clears it).  On failure *res holds the error result or NULL (caller
- *		clears it), and DB_CONN has already dropped the connection.
+ * failed
+ *		Classify the error of the last libjobq call.  A lost connection is
+ *		logged and dropped (DB_CONN); anything else is DB_ERROR, for the
+ *		caller to log.
  */
 static DbStatus
-run(Worker *w, PGresult **res, const char *sql, int nparams,
-	const char *const *values, ExecStatusType want)
+failed(Worker *w)
 {
-	*res = NULL;
-	if (w->conn == NULL)
-		return DB_CONN;
-	*res = PQexecParams(w->conn, sql, nparams, NULL, values, NULL, NULL, 0);
-	take_notifies(w);
-	if (*res != NULL && PQresultStatus(*res) == want)
-		return DB_OK;
-	if (is_conn_error(w->conn, *res))
+	if (jobq_status(w->conn) == JOBQ_ERR_CONNECTION ||
+		jobq_error_action(w->conn) == JOBQ_ACTION_RECONNECT)
 	{
-		wlog(w, "warning", "lost the database connection: %s", errtext(w, *res));
+		wlog(w, "warning", "lost the database connection: %s", errtext(w));
 		db_disconnect(w);
 		return DB_CONN;
 	}
@@ -128,22 +89,31 @@ run(Worker *w, PGresult **res, const char *sql, int nparams,
 
 /*
  * db_disconnect
- *		Drop the connection (if any) and schedule a reconnect.
+ *		Mark the session gone and schedule a reconnect.  The handle stays:
+ *		jobq_reconnect opens the next session with the same parameters.
  */
 void
 db_disconnect(Worker *w)
 {
-	if (w->conn)
-		PQfinish(w->conn);
-	w->conn = NULL;
+	w->connected = false;
 	w->listening = false;
+	w->claiming = false;
 	w->reconnect_at = now_mono() + w->backoff;
+}
+
+/* db_close: free the connection handle (at exit) */
+void
+db_close(Worker *w)
+{
+	jobq_disconnect(w->conn);
+	w->conn = NULL;
+	w->connected = false;
 }
 
 /*
  * notice_to_log
  *		Server notices (and the FATAL a terminated backend sends while we are
- *		idle) go to our log instead of libpq's default of raw stderr.
+ *		idle) go to our log; libjobq discards them by default.
  */
 static void
 notice_to_log(void *arg, const char *message)
@@ -152,57 +122,110 @@ notice_to_log(void *arg, const char *message)
 }
 
 /*
+ * choose_wait
+ *		Decide for this session how an idle worker waits: a server-side
+ *		blocking claim (woken at the enqueue's commit) or LISTEN/poll.  In
+ *		auto mode the blocking claim is used when the server can wake it
+ *		with a latch (jobq preloaded); when the role may not ask
+ *		(jobq_wait_stats needs jobq_monitor), LISTEN it is.
+ */
+static DbStatus
+choose_wait(Worker *w)
+{
+	const char *why = NULL;
+	bool		fits = w->nqueues <= JOBQ_CLAIM_WAIT_QUEUES_MAX;
+
+	w->blocking = false;
+	if (w->wait_mode == WAIT_BLOCKING)
+	{
+		w->blocking = fits;
+		if (!fits)
+			why = "more queues than a waiting claim takes";
+	}
+	else if (w->wait_mode == WAIT_AUTO)
+	{
+		int			preloaded = 0;
+
+		if (jobq_wait_stats(w->conn, &preloaded, NULL, NULL) != JOBQ_OK)
+		{
+			if (failed(w) == DB_CONN)
+				return DB_CONN;
+			why = errtext(w);
+		}
+		else if (!preloaded)
+			why = "jobq is not in shared_preload_libraries";
+		else if (!fits)
+			why = "more queues than a waiting claim takes";
+		else
+			w->blocking = true;
+	}
+	if (!w->mode_logged)
+	{
+		if (w->blocking)
+			wlog(w, "info", "waiting for work with blocking claims%s",
+				 w->listening ? " when idle, LISTEN while handlers run" : "");
+		else if (w->listening)
+			wlog(w, "info", "waiting for work with LISTEN and polling%s%s",
+				 why ? ": no blocking claim: " : "", why ? why : "");
+		else
+			wlog(w, "info", "waiting for work by polling every %.3g s", w->poll_interval);
+		w->mode_logged = true;
+	}
+	return DB_OK;
+}
+
+/*
  * db_connect
- *		Open the connection, force UTF8 and LISTEN on "jobq.<queue>" for every
- *		queue (unless --no-listen).  On failure returns DB_CONN, logs why and
- *		doubles the reconnect backoff (0.5 s up to 30 s).
+ *		Open the session (the first time) or a new one, LISTEN on
+ *		"jobq.<queue>" for every queue (auto and listen modes) and decide
+ *		how to wait.  On failure returns DB_CONN, logs why and doubles the
+ *		reconnect backoff (0.5 s up to 30 s).
  */
 DbStatus
 db_connect(Worker *w)
 {
-	/* NB: order matters: keys after dbname override the conninfo's */
-	const char *keys[] = {"fallback_application_name", "connect_timeout",
-	"dbname", "client_encoding", NULL};
-	const char *vals[] = {"jobq-worker", "10", w->conninfo, "UTF8", NULL};
-	PGresult   *res;
+	/* defaults the conninfo may override */
+	static const char *const keys[] = {"fallback_application_name", "connect_timeout", NULL};
+	static const char *const vals[] = {"jobq-worker", "10", NULL};
+	bool		listen = w->wait_mode == WAIT_AUTO || w->wait_mode == WAIT_LISTEN;
 
-	if (w->conn)
+	if (w->connected)
 		return DB_OK;
-	w->conn = PQconnectdbParams(keys, vals, 1);
-	if (w->conn == NULL || PQstatus(w->conn) != CONNECTION_OK)
+	if (w->conn == NULL)
 	{
-		wlog(w, "warning", "could not connect to the database: %s",
-			 w->conn ? errtext(w, NULL) : "out of memory");
+		w->conn = jobq_connect_params(w->conninfo, w->schema,
+									  listen ? JOBQ_CONNECT_DEFAULT : JOBQ_CONNECT_POOLER,
+									  keys, vals);
+		if (w->conn == NULL)
+		{
+			wlog(w, "error", "out of memory");
+			goto fail;
+		}
+	}
+	else
+		jobq_reconnect(w->conn);
+	if (jobq_status(w->conn) != JOBQ_ERR_NONE)
+	{
+		wlog(w, "warning", "could not connect to the database: %s", errtext(w));
 		goto fail;
 	}
-	PQsetNoticeProcessor(w->conn, notice_to_log, w);
+	PQsetNoticeProcessor(jobq_pgconn(w->conn), notice_to_log, w);
+	w->connected = true;
 
-	for (int i = 0; w->listen && i < w->nqueues; i++)
+	if (listen)
 	{
-		char		chan[128];
-		char	   *ident;
-		char		sql[200];
-
-		snprintf(chan, sizeof(chan), "jobq.%s", w->queues[i]);
-		ident = PQescapeIdentifier(w->conn, chan, strlen(chan));
-		if (ident == NULL)
-		{
-			wlog(w, "warning", "could not quote channel name: %s", errtext(w, NULL));
-			goto fail;
-		}
-		snprintf(sql, sizeof(sql), "LISTEN %s", ident);
-		PQfreemem(ident);
-		res = PQexec(w->conn, sql);
-		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		/* LISTEN now; returns at once (timeout 0) */
+		if (jobq_wait_for_work(w->conn, (const char *const *) w->queues, w->nqueues, 0)
+			== JOBQ_ERR)
 		{
 			/* a standby cannot LISTEN: that is a wrong node too */
-			wlog(w, "warning", "LISTEN failed: %s", errtext(w, res));
-			PQclear(res);
+			wlog(w, "warning", "LISTEN failed: %s", errtext(w));
 			goto fail;
 		}
-		PQclear(res);
+		w->listening = true;
 	}
-	w->listening = w->listen;
+	if (choose_wait(w) != DB_OK)
+		goto fail;
 	if (w->ever_connected)
 		wlog(w, "info", "reconnected to the database");
 	w->ever_connected = true;
@@ -212,113 +235,156 @@ db_connect(Worker *w)
 	return DB_OK;
 
 fail:
-	if (w->conn)
-		PQfinish(w->conn);
-	w->conn = NULL;
+	w->connected = false;
 	w->listening = false;
+	w->claiming = false;
 	w->reconnect_at = now_mono() + w->backoff;
 	w->backoff = w->backoff * 2 > 30 ? 30 : w->backoff * 2;
 	return DB_CONN;
 }
 
 /*
- * text_array
- *		The queue names as a text[] literal, each element double-quoted
- *		with " and \ escaped, so no name can change the array's shape.
- *		Caller frees.
+ * jobs_from_list
+ *		The worker's copies of a claim's jobs: a malloc'd array of *njobs
+ *		(caller frees the array and, through job_free, each job's fields).
  */
-static char *
-text_array(char **items, int n)
+static void
+jobs_from_list(Worker *w, JobqJobList *list, Job **jobs, int *njobs)
 {
-	size_t		len = 3;
-	char	   *s,
-			   *p;
+	double		now = now_mono();
 
-	for (int i = 0; i < n; i++)
-		len += 2 * strlen(items[i]) + 3;
-	p = s = xmalloc(len);
-	*p++ = '{';
-	for (int i = 0; i < n; i++)
-	{
-		if (i)
-			*p++ = ',';
-		*p++ = '"';
-		for (const char *c = items[i]; *c; c++)
-		{
-			if (*c == '"' || *c == '\\')
-				*p++ = '\\';
-			*p++ = *c;
-		}
-		*p++ = '"';
-	}
-	*p++ = '}';
-	*p = '\0';
-	return s;
-}
-
-/*
- * db_claim
- *		Claim up to max_jobs jobs from the worker's queues.  On DB_OK *jobs
- *		is a malloc'd array of *njobs jobs (possibly 0; caller frees the
- *		array and, through job_free, each job's fields).
- */
-DbStatus
-db_claim(Worker *w, int max_jobs, Job **jobs, int *njobs)
-{
-	static const char sql[] =
-		"SELECT c.id, c.queue, c.payload, c.attempt, c.max_attempts, c.token,"
-		" extract(epoch FROM c.locked_until - clock_timestamp())::float8"
-		" FROM jobq_claim($1::text[], $2::text, $3::integer, $4::interval) c";
-	char	   *arr = text_array(w->queues, w->nqueues);
-	char		maxs[16],
-				lease[64];
-	const char *vals[4];
-	PGresult   *res;
-	DbStatus	st;
-	double		now;
-
-	*jobs = NULL;
-	*njobs = 0;
-	snprintf(maxs, sizeof(maxs), "%d", max_jobs);
-	snprintf(lease, sizeof(lease), "%.3f seconds", w->lease);
-	vals[0] = arr;
-	vals[1] = w->worker_name;
-	vals[2] = maxs;
-	vals[3] = w->lease > 0 ? lease : NULL;
-	st = run(w, &res, sql, 4, vals, PGRES_TUPLES_OK);
-	free(arr);
-	if (st == DB_ERROR)
-		wlog(w, "error", "claim failed: %s", errtext(w, res));
-	if (st != DB_OK)
-	{
-		PQclear(res);
-		return st;
-	}
-
-	now = now_mono();
-	*njobs = PQntuples(res);
+	*njobs = (int) jobq_joblist_count(list);
 	*jobs = xmalloc(sizeof(Job) * (*njobs ? *njobs : 1));
 	for (int i = 0; i < *njobs; i++)
 	{
+		const JobqJob *jj = jobq_joblist_get(list, (size_t) i);
 		Job		   *j = &(*jobs)[i];
-		double		left = atof(PQgetvalue(res, i, 6));
+		double		left = jobq_job_lease_ms(jj) / 1000.0;
 
 		memset(j, 0, sizeof(*j));
-		j->id = atoll(PQgetvalue(res, i, 0));
-		j->queue = xstrdup(PQgetvalue(res, i, 1));
-		j->payload = xstrdup(PQgetvalue(res, i, 2));
-		j->attempt = atoi(PQgetvalue(res, i, 3));
-		j->max_attempts = atoi(PQgetvalue(res, i, 4));
-		snprintf(j->token, sizeof(j->token), "%s", PQgetvalue(res, i, 5));
+		j->id = (long long) jobq_job_id(jj);
+		j->queue = xstrdup(jobq_job_queue(jj));
+		j->payload = xstrdup(jobq_job_payload(jj, NULL));
+		j->attempt = jobq_job_attempt(jj);
+		j->max_attempts = jobq_job_max_attempts(jj);
+		snprintf(j->token, sizeof(j->token), "%s", jobq_job_token(jj));
 		j->claimed_at = now;
+		j->lease_len = left;
 		j->lease_ends = now + left;
 		if (w->heartbeat < 0)
 			j->next_heartbeat = now + left / 3;
 		else if (w->heartbeat > 0)
 			j->next_heartbeat = now + w->heartbeat;
 	}
-	PQclear(res);
+	jobq_joblist_free(list);
+}
+
+/*
+ * db_claim
+ *		Claim up to max_jobs jobs from the worker's queues, without waiting.
+ *		On DB_OK *jobs is a malloc'd array of *njobs jobs (possibly 0).
+ */
+DbStatus
+db_claim(Worker *w, int max_jobs, Job **jobs, int *njobs)
+{
+	JobqJobList *list;
+
+	*jobs = NULL;
+	*njobs = 0;
+	if (!w->connected)
+		return DB_CONN;
+	list = jobq_claim(w->conn, (const char *const *) w->queues, w->nqueues, max_jobs,
+					  lease_s(w), w->worker_name);
+	if (list == NULL)
+	{
+		DbStatus	st = failed(w);
+
+		if (st == DB_ERROR)
+			wlog(w, "error", "claim failed: %s", errtext(w));
+		return st;
+	}
+	jobs_from_list(w, list, jobs, njobs);
 	return DB_OK;
+}
+
+/*
+ * db_claim_start
+ *		Send a claim that waits on the server up to wait_ms when nothing is
+ *		ready (the idle worker's blocking claim).  The connection is busy
+ *		until db_claim_finish; the loop polls its socket meanwhile.
+ */
+DbStatus
+db_claim_start(Worker *w, int max_jobs, int wait_ms)
+{
+	if (!w->connected)
+		return DB_CONN;
+	if (jobq_claim_start(w->conn, (const char *const *) w->queues, w->nqueues, max_jobs,
+						 lease_s(w), w->worker_name, wait_ms) != JOBQ_OK)
+	{
+		DbStatus	st = failed(w);
+
+		if (st == DB_ERROR)
+			wlog(w, "error", "claim failed: %s", errtext(w));
+		return st;
+	}
+	w->claiming = true;
+	w->claim_started = now_mono();
+	return DB_OK;
+}
+
+/* db_claim_poll: the socket is readable; *done when the answer is in */
+DbStatus
+db_claim_poll(Worker *w, bool *done)
+{
+	int			r = jobq_claim_ready(w->conn);
+
+	*done = r != 0;				/* on error, finish collects it */
+	return DB_OK;
+}
+
+/*
+ * db_claim_finish
+ *		Take the answer of the waiting claim (blocks until it is in).  As
+ *		db_claim otherwise.  A blocking claim that the server refuses
+ *		(statement_timeout shorter than the wait, a default isolation level
+ *		above READ COMMITTED) is not fatal: the session falls back to
+ *		LISTEN/poll.
+ */
+DbStatus
+db_claim_finish(Worker *w, Job **jobs, int *njobs)
+{
+	JobqJobList *list;
+
+	*jobs = NULL;
+	*njobs = 0;
+	if (!w->claiming)
+		return DB_OK;
+	w->claiming = false;
+	list = jobq_claim_finish(w->conn);
+	if (list == NULL)
+	{
+		DbStatus	st = failed(w);
+
+		if (st == DB_ERROR)
+		{
+			wlog(w, "warning", "blocking claim failed (%s, SQLSTATE %s); "
+				 "waiting with %s instead", errtext(w), sqlstate(w),
+				 w->listening ? "LISTEN" : "polling");
+			w->blocking = false;
+			return DB_OK;
+		}
+		return st;
+	}
+	jobs_from_list(w, list, jobs, njobs);
+	return DB_OK;
+}
+
+/* db_claim_interrupt: ask the server to end the waiting claim now */
+void
+db_claim_interrupt(Worker *w)
+{
+	if (w->claiming && jobq_claim_interrupt(w->conn) != JOBQ_OK)
+		wlog(w, "warning", "could not interrupt the waiting claim: %s", errtext(w));
 }
 
 /* replace bytes >= 0x80: the last resort for an error text that is not UTF-8 */
@@ -333,9 +399,35 @@ ascii_only(const char *s)
 	return c;
 }
 
+/* s as a JSON string literal (caller frees) */
+static char *
+json_string(const char *s)
+{
+	size_t		n = strlen(s);
+	char	   *out = xmalloc(6 * n + 3);
+	char	   *o = out;
+
+	*o++ = '"';
+	for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+	{
+		if (*p == '"' || *p == '\\')
+		{
+			*o++ = '\\';
+			*o++ = (char) *p;
+		}
+		else if (*p < 0x20)
+			o += sprintf(o, "\\u%04x", *p);
+		else
+			*o++ = (char) *p;
+	}
+	*o++ = '"';
+	*o = '\0';
+	return out;
+}
+
 /*
  * ack_complete
- *		jobq_complete with the handler's stdout: as jsonb when it parses
+ *		jobq_complete with the handler's stdout: as JSON when it parses
  *		(the server judges, 22P02 when not), else as a JSON string, else
  *		(not valid text, too large) as NULL with a warning: the handler did
  *		its work, and losing the result is better than running it again.
@@ -343,42 +435,37 @@ ascii_only(const char *s)
 static DbStatus
 ack_complete(Worker *w, Ack *a, char *state, size_t statelen)
 {
-	static const char *const sqls[] = {
-		"SELECT jobq_complete($1::bigint, $2::uuid, $3::jsonb)",
-		"SELECT jobq_complete($1::bigint, $2::uuid, to_jsonb($3::text))",
-		"SELECT jobq_complete($1::bigint, $2::uuid, NULL)",
-	};
-	char		id[32];
-	const char *vals[3];
-	PGresult   *res = NULL;
-	DbStatus	st = DB_ERROR;
+	char	   *asstring = NULL;
+	int			rc = JOBQ_ERR;
 
-	snprintf(id, sizeof(id), "%lld", a->job.id);
-	vals[0] = id;
-	vals[1] = a->job.token;
-	vals[2] = a->result;
 	for (int i = a->result ? 0 : 2; i < 3; i++)
 	{
-		PQclear(res);
-		st = run(w, &res, sqls[i], i < 2 ? 3 : 2, vals, PGRES_TUPLES_OK);
-		if (st != DB_ERROR)
+		const char *r = i == 0 ? a->result : i == 1 ? (asstring = json_string(a->result)) : NULL;
+
+		rc = jobq_complete(w->conn, a->job.id, a->job.token, r, r ? strlen(r) : 0);
+		if (rc == JOBQ_OK || jobq_status(w->conn) == JOBQ_ERR_STALE)
 			break;
-		if (i == 0 && strcmp(sqlstate(res), "22P02") == 0)
+		if (failed(w) == DB_CONN)
+		{
+			free(asstring);
+			return DB_CONN;
+		}
+		if (i == 0 && strcmp(sqlstate(w), "22P02") == 0)
 			continue;			/* not JSON: store it as a string */
 		if (i < 2)
 		{
 			wlog(w, "warning", "job %lld: result not stored (%s), storing null",
-				 a->job.id, errtext(w, res));
+				 a->job.id, errtext(w));
 			i = 1;				/* next: NULL */
 			continue;
 		}
-		wlog(w, "error", "job %lld: complete failed: %s", a->job.id, errtext(w, res));
+		wlog(w, "error", "job %lld: complete failed: %s", a->job.id, errtext(w));
+		free(asstring);
+		return DB_ERROR;
 	}
-	if (st == DB_OK)
-		snprintf(state, statelen, "%s",
-				 strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? "completed" : "stale");
-	PQclear(res);
-	return st;
+	free(asstring);
+	snprintf(state, statelen, "%s", rc == JOBQ_OK ? "completed" : "stale");
+	return DB_OK;
 }
 
 /*
@@ -393,91 +480,85 @@ ack_complete(Worker *w, Ack *a, char *state, size_t statelen)
 DbStatus
 db_ack(Worker *w, Ack *a, char *state, size_t statelen)
 {
-	char		id[32];
-	const char *vals[3];
-	PGresult   *res;
 	DbStatus	st;
 
+	if (!w->connected)
+		return DB_CONN;
 	if (a->kind == ACK_COMPLETE)
 		return ack_complete(w, a, state, statelen);
 
-	snprintf(id, sizeof(id), "%lld", a->job.id);
-	vals[0] = id;
-	vals[1] = a->job.token;
 	if (a->kind == ACK_RELEASE)
 	{
-		st = run(w, &res, "SELECT jobq_release($1::bigint, $2::uuid)", 2, vals,
-				 PGRES_TUPLES_OK);
-		if (st == DB_OK)
-			snprintf(state, statelen, "%s",
-					 strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? "released" : "stale");
-		else if (st == DB_ERROR)
-			wlog(w, "error", "job %lld: release failed: %s", a->job.id, errtext(w, res));
-		PQclear(res);
-		return st;
+		if (jobq_release(w->conn, a->job.id, a->job.token) == JOBQ_OK)
+			snprintf(state, statelen, "released");
+		else if (jobq_status(w->conn) == JOBQ_ERR_STALE)
+			snprintf(state, statelen, "stale");
+		else
+		{
+			if ((st = failed(w)) == DB_ERROR)
+				wlog(w, "error", "job %lld: release failed: %s", a->job.id, errtext(w));
+			return st;
+		}
+		return DB_OK;
 	}
 
-	vals[2] = a->error;
 	for (int i = 0; i < 2; i++)
 	{
-		char	   *clean = NULL;
+		char	   *clean = i == 1 ? ascii_only(a->error ? a->error : "") : NULL;
+		JobqState	ns = JOBQ_STATE_UNKNOWN;
+		int			rc;
 
-		if (i == 1)
-			vals[2] = clean = ascii_only(a->error);
-		st = run(w, &res,
-				 a->permanent
-				 ? "SELECT jobq_fail($1::bigint, $2::uuid, $3::text, NULL, true)"
-				 : "SELECT jobq_fail($1::bigint, $2::uuid, $3::text, NULL, false)",
-				 3, vals, PGRES_TUPLES_OK);
+		rc = jobq_fail(w->conn, a->job.id, a->job.token, clean ? clean : a->error, -1,
+					   a->permanent, &ns);
 		free(clean);
-		if (st == DB_ERROR && i == 0 && strncmp(sqlstate(res), "22", 2) == 0)
+		if (rc == JOBQ_OK)
 		{
-			PQclear(res);		/* most likely not UTF-8: try plain ASCII */
-			continue;
+			snprintf(state, statelen, "%s", jobq_state_name(ns));
+			return DB_OK;
 		}
+		if (jobq_status(w->conn) == JOBQ_ERR_STALE)
+		{
+			snprintf(state, statelen, "stale");
+			return DB_OK;
+		}
+		if ((st = failed(w)) == DB_CONN)
+			return st;
+		if (i == 0 && strncmp(sqlstate(w), "22", 2) == 0)
+			continue;			/* most likely not UTF-8: try plain ASCII */
 		break;
 	}
-	if (st == DB_OK)
-		snprintf(state, statelen, "%s",
-				 PQgetisnull(res, 0, 0) ? "stale" : PQgetvalue(res, 0, 0));
-	else if (st == DB_ERROR)
-		wlog(w, "error", "job %lld: fail failed: %s", a->job.id, errtext(w, res));
-	PQclear(res);
-	return st;
+	wlog(w, "error", "job %lld: fail failed: %s", a->job.id, errtext(w));
+	return DB_ERROR;
 }
 
 /*
  * db_extend
  *		Heartbeat: extend job's lease by --lease (or the queue's lease).
  *		On DB_OK, *stale says whether our token was still valid, and
- *		*lease_left the seconds until the new locked_until.
+ *		*lease_left the seconds until the new locked_until: the lease asked
+ *		for, or the length the claim granted (the queue's lease).
  */
 DbStatus
 db_extend(Worker *w, Job *job, bool *stale, double *lease_left)
 {
-	char		id[32],
-				lease[64];
-	const char *vals[3];
-	PGresult   *res;
 	DbStatus	st;
 
-	snprintf(id, sizeof(id), "%lld", job->id);
-	snprintf(lease, sizeof(lease), "%.3f seconds", w->lease);
-	vals[0] = id;
-	vals[1] = job->token;
-	vals[2] = w->lease > 0 ? lease : NULL;
-	st = run(w, &res,
-			 "SELECT extract(epoch FROM jobq_extend($1::bigint, $2::uuid, $3::interval)"
-			 " - clock_timestamp())::float8",
-			 3, vals, PGRES_TUPLES_OK);
-	if (st == DB_OK)
+	*stale = false;
+	*lease_left = 0;
+	if (!w->connected)
+		return DB_CONN;
+	if (jobq_extend(w->conn, job->id, job->token, lease_s(w)) == JOBQ_OK)
 	{
-		*stale = PQgetisnull(res, 0, 0);
-		*lease_left = *stale ? 0 : atof(PQgetvalue(res, 0, 0));
+		*lease_left = lease_s(w) > 0 ? lease_s(w) : job->lease_len;
+		return DB_OK;
 	}
-	else if (st == DB_ERROR)
-		wlog(w, "error", "job %lld: extend failed: %s", job->id, errtext(w, res));
-	PQclear(res);
+	if (jobq_status(w->conn) == JOBQ_ERR_STALE)
+	{
+		*stale = true;
+		return DB_OK;
+	}
+	if ((st = failed(w)) == DB_ERROR)
+		wlog(w, "error", "job %lld: extend failed: %s", job->id, errtext(w));
 	return st;
 }
 
@@ -489,20 +570,20 @@ db_extend(Worker *w, Job *job, bool *stale, double *lease_left)
 DbStatus
 db_release(Worker *w, Job *job, bool *released)
 {
-	char		id[32];
-	const char *vals[2];
-	PGresult   *res;
 	DbStatus	st;
 
-	snprintf(id, sizeof(id), "%lld", job->id);
-	vals[0] = id;
-	vals[1] = job->token;
-	st = run(w, &res, "SELECT jobq_release($1::bigint, $2::uuid)", 2, vals,
-			 PGRES_TUPLES_OK);
-	*released = st == DB_OK && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	if (st == DB_ERROR)
-		wlog(w, "error", "job %lld: release failed: %s", job->id, errtext(w, res));
-	PQclear(res);
+	*released = false;
+	if (!w->connected)
+		return DB_CONN;
+	if (jobq_release(w->conn, job->id, job->token) == JOBQ_OK)
+	{
+		*released = true;
+		return DB_OK;
+	}
+	if (jobq_status(w->conn) == JOBQ_ERR_STALE)
+		return DB_OK;
+	if ((st = failed(w)) == DB_ERROR)
+		wlog(w, "error", "job %lld: release failed: %s", job->id, errtext(w));
 	return st;
 }
 
@@ -517,22 +598,22 @@ db_sweep(Worker *w)
 {
 	for (int i = 0; i < w->nqueues; i++)
 	{
-		const char *vals[1] = {w->queues[i]};
-		PGresult   *res;
-		DbStatus	st;
+		int64_t		r = 0,
+					d = 0,
+					p = 0;
 
-		st = run(w, &res, "SELECT requeued, dead, purged FROM jobq_sweep($1::text)",
-				 1, vals, PGRES_TUPLES_OK);
-		if (st == DB_OK && PQntuples(res) == 1 &&
-			(atoll(PQgetvalue(res, 0, 0)) || atoll(PQgetvalue(res, 0, 1)) ||
-			 atoll(PQgetvalue(res, 0, 2))))
-			wlog(w, "info", "sweep queue=%s requeued=%s dead=%s purged=%s", w->queues[i],
-				 PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
-		else if (st == DB_ERROR)
-			wlog(w, "error", "sweep of queue %s failed: %s", w->queues[i], errtext(w, res));
-		PQclear(res);
-		if (st == DB_CONN)
-			return st;
+		if (!w->connected)
+			return DB_CONN;
+		if (jobq_sweep(w->conn, w->queues[i], -1, &r, &d, &p) == JOBQ_OK)
+		{
+			if (r || d || p)
+				wlog(w, "info", "sweep queue=%s requeued=%lld dead=%lld purged=%lld",
+					 w->queues[i], (long long) r, (long long) d, (long long) p);
+		}
+		else if (failed(w) == DB_CONN)
+			return DB_CONN;
+		else
+			wlog(w, "error", "sweep of queue %s failed: %s", w->queues[i], errtext(w));
 	}
 	return DB_OK;
 }
@@ -546,15 +627,22 @@ db_sweep(Worker *w)
 DbStatus
 db_consume(Worker *w, bool *notified)
 {
+	int			r;
+
 	*notified = false;
-	if (w->conn == NULL)
+	if (!w->connected)
 		return DB_CONN;
-	if (!PQconsumeInput(w->conn) || PQstatus(w->conn) == CONNECTION_BAD)
+	r = jobq_consume_input(w->conn);
+	if (r == JOBQ_ERR)
 	{
-		wlog(w, "warning", "lost the database connection: %s", errtext(w, NULL));
+		wlog(w, "warning", "lost the database connection: %s", errtext(w));
 		db_disconnect(w);
 		return DB_CONN;
 	}
-	*notified = take_notifies(w);
+	if (r > 0)
+	{
+		*notified = true;
+		w->want_claim = true;
+	}
 	return DB_OK;
 }

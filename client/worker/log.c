@@ -25,7 +25,7 @@
 
 #include "worker.h"
 
-static FILE *logf = NULL;
+static FILE *log_fp = NULL;
 
 /*
  * log_open
@@ -37,17 +37,17 @@ log_open(Worker *w)
 {
 	if (w->log_file == NULL)
 	{
-		logf = stderr;
+		log_fp = stderr;
 		return;
 	}
-	logf = fopen(w->log_file, "a");
-	if (logf == NULL)
+	log_fp = fopen(w->log_file, "a");
+	if (log_fp == NULL)
 	{
 		fprintf(stderr, "jobq-worker: could not open log file \"%s\": %s\n",
 				w->log_file, strerror(errno));
 		exit(1);
 	}
-	setvbuf(logf, NULL, _IOLBF, 0);
+	setvbuf(log_fp, NULL, _IOLBF, 0);
 }
 
 /*
@@ -70,9 +70,9 @@ log_reopen(Worker *w)
 		return;
 	}
 	setvbuf(f, NULL, _IOLBF, 0);
-	if (logf != stderr)
-		fclose(logf);
-	logf = f;
+	if (log_fp != stderr)
+		fclose(log_fp);
+	log_fp = f;
 }
 
 static void
@@ -134,8 +134,8 @@ wlog(Worker *w, const char *level, const char *fmt,...)
 	char		ts[40];
 	va_list		ap;
 
-	if (logf == NULL)
-		logf = stderr;
+	if (log_fp == NULL)
+		log_fp = stderr;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -145,14 +145,14 @@ wlog(Worker *w, const char *level, const char *fmt,...)
 	timestamp(ts, sizeof(ts));
 	if (w->log_json)
 	{
-		fprintf(logf, "{\"ts\":\"%s\",\"pid\":%d,\"level\":\"%s\",\"msg\":",
+		fprintf(log_fp, "{\"ts\":\"%s\",\"pid\":%d,\"level\":\"%s\",\"msg\":",
 				ts, (int) getpid(), level);
-		json_str(logf, msg);
-		fputs("}\n", logf);
+		json_str(log_fp, msg);
+		fputs("}\n", log_fp);
 	}
 	else
-		fprintf(logf, "%s jobq-worker[%d] %s: %s\n", ts, (int) getpid(), level, msg);
-	fflush(logf);
+		fprintf(log_fp, "%s jobq-worker[%d] %s: %s\n", ts, (int) getpid(), level, msg);
+	fflush(log_fp);
 }
 
 /*
@@ -167,8 +167,8 @@ log_job(Worker *w, const Ack *a, const char *state)
 	char		ts[40];
 	char		errline[200] = "";
 
-	if (logf == NULL)
-		logf = stderr;
+	if (log_fp == NULL)
+		log_fp = stderr;
 	if (a->error)
 	{
 		/* the last non-empty line says most */
@@ -186,39 +186,39 @@ log_job(Worker *w, const Ack *a, const char *state)
 	timestamp(ts, sizeof(ts));
 	if (w->log_json)
 	{
-		fprintf(logf, "{\"ts\":\"%s\",\"pid\":%d,\"level\":\"info\",\"event\":\"job\","
+		fprintf(log_fp, "{\"ts\":\"%s\",\"pid\":%d,\"level\":\"info\",\"event\":\"job\","
 				"\"id\":%lld,\"queue\":", ts, (int) getpid(), a->job.id);
-		json_str(logf, a->job.queue);
-		fprintf(logf, ",\"attempt\":%d,\"max_attempts\":%d,\"outcome\":\"%s\","
+		json_str(log_fp, a->job.queue);
+		fprintf(log_fp, ",\"attempt\":%d,\"max_attempts\":%d,\"outcome\":\"%s\","
 				"\"state\":\"%s\",\"duration\":%.3f",
 				a->job.attempt, a->job.max_attempts, a->outcome, state, a->duration);
 		if (a->exit_code >= 0)
-			fprintf(logf, ",\"exit\":%d", a->exit_code);
+			fprintf(log_fp, ",\"exit\":%d", a->exit_code);
 		if (a->signo > 0)
-			fprintf(logf, ",\"signal\":%d", a->signo);
+			fprintf(log_fp, ",\"signal\":%d", a->signo);
 		if (errline[0])
 		{
-			fputs(",\"error\":", logf);
-			json_str(logf, errline);
+			fputs(",\"error\":", log_fp);
+			json_str(log_fp, errline);
 		}
-		fputs("}\n", logf);
+		fputs("}\n", log_fp);
 	}
 	else
 	{
-		fprintf(logf, "%s jobq-worker[%d] info: job id=%lld queue=%s attempt=%d/%d "
+		fprintf(log_fp, "%s jobq-worker[%d] info: job id=%lld queue=%s attempt=%d/%d "
 				"outcome=%s state=%s duration=%.3fs",
 				ts, (int) getpid(), a->job.id, a->job.queue, a->job.attempt,
 				a->job.max_attempts, a->outcome, state, a->duration);
 		if (a->exit_code >= 0)
-			fprintf(logf, " exit=%d", a->exit_code);
+			fprintf(log_fp, " exit=%d", a->exit_code);
 		if (a->signo > 0)
-			fprintf(logf, " signal=%d", a->signo);
+			fprintf(log_fp, " signal=%d", a->signo);
 		if (errline[0])
 		{
-			fputs(" error=", logf);
-			json_str(logf, errline);
+			fputs(" error=", log_fp);
+			json_str(log_fp, errline);
 		}
-		fputc('\n', logf);
+		fputc('\n', log_fp);
 	}
-	fflush(logf);
+	fflush(log_fp);
 }

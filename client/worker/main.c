@@ -4,7 +4,7 @@
  *	  jobq-worker: run an executable handler for each claimed job.
  *
  * Everything is in worker.c (jobq_worker_main), so that a program can
- * link the same worker with a C callback instead (worker-api.h).
+ * link the same worker with a C callback instead (jobq-worker.h).
  *
  * Copyright (c) 2026, the jobq developers
  *

@@ -7,16 +7,21 @@
  *	1. reconnect when the connection is gone (backoff 0.5 s .. 30 s);
  *	2. send the acks of finished jobs (complete/fail/release + token);
  *	3. heartbeat: extend the lease of every job we hold that is due;
- *	4. start claimed jobs in free slots; claim more when a slot is free and
+ *	4. sweep every --sweep-interval;
+ *	5. start claimed jobs in free slots; claim more when a slot is free and
  *	   a NOTIFY arrived, the last claim found work, or the poll interval
- *	   passed (NOTIFY is a hint, polling is the guarantee);
- *	5. sweep every --sweep-interval;
+ *	   passed (NOTIFY is a hint, polling is the guarantee).  An idle worker
+ *	   (nothing running, nothing to report) in blocking mode sends instead
+ *	   a claim that waits on the server, bounded by the poll interval and
+ *	   the next sweep, and keeps polling its socket and the signal pipe
+ *	   meanwhile: an enqueue's commit wakes it, a signal interrupts it;
  *	6. exit when --once/--max/--burst/SIGTERM say so and nothing is left;
- *	7. poll() on the self-pipe, the libpq socket and the handlers' pipes,
- *	   until the nearest timer.
- * Database calls are short single statements on the one connection;
- * handlers run in child processes, so nothing a handler does can block the
- * loop, and a slow handler never holds a connection or a transaction.
+ *	7. poll() on the self-pipe, the connection's socket and the handlers'
+ *	   pipes, until the nearest timer.
+ * Database calls are short single statements on the one connection (or
+ * the one waiting claim of an idle worker); handlers run in child
+ * processes, so nothing a handler does can block the loop, and a slow
+ * handler never holds a connection or a transaction.
  *
  * Signals (written to a self-pipe by the handlers, acted on in the loop):
  *	SIGTERM		stop claiming, release claimed jobs not yet started, let
@@ -73,7 +78,11 @@ usage(FILE *f, const char *progname, bool callback)
 			"      --burst                run until the queues are empty, then exit\n"
 			"      --poll-interval=SECONDS  claim at least this often (default 5)\n"
 			"      --sweep-interval=SECONDS call jobq_sweep this often (default 30; 0 = never)\n"
-			"      --no-listen            poll only, no LISTEN (PgBouncer transaction mode)\n"
+			"      --wait-mode=MODE       how an idle worker waits: auto (default: blocking\n"
+			"                             claims when the server has jobq preloaded, else\n"
+			"                             LISTEN), blocking, listen or poll\n"
+			"      --no-listen            poll only, no LISTEN (= --wait-mode=poll)\n"
+			"      --schema=SCHEMA        schema of the jobq functions (default: public)\n"
 			"      --grace=SECONDS        on SIGTERM, wait this long for handlers (default 30)\n"
 			"      --log-format=FORMAT    text or json (default text)\n"
 			"      --log-file=FILE        log to FILE instead of stderr (SIGHUP reopens it)\n"
@@ -183,7 +192,7 @@ push_ack(Worker *w, Ack *a)
 static void
 flush_acks(Worker *w)
 {
-	while (w->acks_head && w->conn)
+	while (w->acks_head && w->connected)
 	{
 		Ack		   *a = w->acks_head;
 		char		state[32] = "error";
@@ -210,7 +219,7 @@ beat(Worker *w, Job *job, double now)
 	bool		stale = false;
 	double		left = 0;
 
-	if (job->next_heartbeat <= 0 || now < job->next_heartbeat || w->conn == NULL)
+	if (job->next_heartbeat <= 0 || now < job->next_heartbeat || !w->connected)
 		return true;
 	if (db_extend(w, job, &stale, &left) != DB_OK)
 	{
@@ -256,7 +265,7 @@ heartbeats(Worker *w, double now)
 static void
 release_backlog(Worker *w)
 {
-	while (w->nbacklog > 0 && w->conn)
+	while (w->nbacklog > 0 && w->connected)
 	{
 		Job		   *job = &w->backlog[w->nbacklog - 1];
 		bool		released;
@@ -301,33 +310,15 @@ start_jobs(Worker *w)
 static bool
 may_claim(Worker *w)
 {
-	return !w->stopping && w->conn != NULL && w->nbacklog == 0 &&
+	return !w->stopping && w->connected && !w->claiming && w->nbacklog == 0 &&
 		free_slots(w) > 0 &&
 		(w->max_jobs == 0 || w->started_jobs < w->max_jobs);
 }
 
+/* take the jobs of a claim into the backlog (or note that it found none) */
 static void
-claim(Worker *w, double now)
+took_jobs(Worker *w, Job *jobs, int njobs, double now)
 {
-	int			n = w->batch;
-	Job		   *jobs;
-	int			njobs;
-	DbStatus	st;
-
-	if (w->max_jobs > 0 && w->max_jobs - w->started_jobs < n)
-		n = (int) (w->max_jobs - w->started_jobs);
-	st = db_claim(w, n, &jobs, &njobs);
-	if (st == DB_ERROR)
-	{
-		/* a bad lease, a missing extension, no privilege: not transient */
-		wlog(w, "error", "stopping: claims fail");
-		w->exit_code = 1;
-		w->stopping = true;
-		w->stop_deadline = now + w->grace;
-		return;
-	}
-	if (st != DB_OK)
-		return;
 	if (njobs == 0)
 	{
 		w->want_claim = false;
@@ -352,6 +343,97 @@ claim(Worker *w, double now)
 		w->nbacklog += njobs;
 	}
 	free(jobs);
+}
+
+/*
+ * blocking_claim
+ *		When the worker is idle (nothing running, claimed or waiting to be
+ *		reported) and the session claims with a server-side wait, send a
+ *		claim that waits up to the poll interval, and less when a sweep is
+ *		due sooner.  Returns false when the caller should claim the usual
+ *		way (not idle, no blocking in this session, --burst, a sweep due).
+ */
+static bool
+blocking_claim(Worker *w, double now)
+{
+	double		wait = w->poll_interval;
+	int			n = w->batch;
+
+	if (!w->blocking || w->burst || running_count(w) > 0 || w->nbacklog > 0 ||
+		w->acks_head != NULL)
+		return false;
+	if (w->sweep_interval > 0 && w->next_sweep - now < wait)
+		wait = w->next_sweep - now;
+	if (wait > JOBQ_CLAIM_WAIT_MAX_MS / 1000.0)
+		wait = JOBQ_CLAIM_WAIT_MAX_MS / 1000.0;
+	if (wait < 0.05)
+		return false;
+	if (w->max_jobs > 0 && w->max_jobs - w->started_jobs < n)
+		n = (int) (w->max_jobs - w->started_jobs);
+	return db_claim_start(w, n, (int) (wait * 1000)) == DB_OK;
+}
+
+/* the socket of a waiting claim is readable: take the answer when it is in */
+static void
+claim_poll(Worker *w, double now)
+{
+	bool		done = false;
+	Job		   *jobs;
+	int			njobs;
+
+	db_claim_poll(w, &done);
+	if (!done)
+		return;
+	if (db_claim_finish(w, &jobs, &njobs) != DB_OK)
+		return;
+	took_jobs(w, jobs, njobs, now);
+	/* an empty answer means the wait is over: wait again at once */
+	if (njobs == 0 && now - w->claim_started > 0.1)
+		w->next_poll = now;
+}
+
+/*
+ * claim_abort
+ *		End a waiting claim now (SIGTERM, SIGHUP): interrupt it on the
+ *		server and take its answer, which may still hold jobs claimed just
+ *		before; they go to the backlog, where shutdown releases them.
+ */
+static void
+claim_abort(Worker *w, double now)
+{
+	Job		   *jobs;
+	int			njobs;
+
+	if (!w->claiming)
+		return;
+	db_claim_interrupt(w);
+	if (db_claim_finish(w, &jobs, &njobs) == DB_OK)
+		took_jobs(w, jobs, njobs, now);
+}
+
+static void
+claim(Worker *w, double now)
+{
+	int			n = w->batch;
+	Job		   *jobs;
+	int			njobs;
+	DbStatus	st;
+
+	if (w->max_jobs > 0 && w->max_jobs - w->started_jobs < n)
+		n = (int) (w->max_jobs - w->started_jobs);
+	st = db_claim(w, n, &jobs, &njobs);
+	if (st == DB_ERROR)
+	{
+		/* a bad lease, a missing extension, no privilege: not transient */
+		wlog(w, "error", "stopping: claims fail");
+		w->exit_code = 1;
+		w->stopping = true;
+		w->stop_deadline = now + w->grace;
+		return;
+	}
+	if (st != DB_OK)
+		return;
+	took_jobs(w, jobs, njobs, now);
 }
 
 /* SIGCHLD: collect exited handlers and queue their acks */
@@ -384,7 +466,7 @@ log_state(Worker *w, const char *why)
 {
 	wlog(w, "info", "%s: running=%d claimed=%d unacked=%s finished=%ld connected=%s",
 		 why, running_count(w), w->nbacklog, w->acks_head ? "yes" : "no",
-		 w->finished_jobs, w->conn ? "yes" : "no");
+		 w->finished_jobs, w->connected ? "yes" : "no");
 }
 
 static void
@@ -405,8 +487,9 @@ on_signals(Worker *w, double now)
 				case 'H':
 					log_reopen(w);
 					log_state(w, "SIGHUP");
-					if (w->conn)
+					if (w->connected)
 					{
+						claim_abort(w, now);
 						db_disconnect(w);
 						w->reconnect_at = now;
 					}
@@ -429,6 +512,11 @@ on_signals(Worker *w, double now)
 			}
 		}
 	}
+	/* a waiting claim must not outlive our wish to stop */
+	if (w->abort_now)
+		db_claim_interrupt(w);
+	else if (w->stopping)
+		claim_abort(w, now);
 }
 
 /* the nearest timer, as a poll() timeout in ms */
@@ -438,7 +526,7 @@ poll_timeout(Worker *w, double now)
 	double		t = now + 60;
 
 #define NEAR(x) do { if ((x) > 0 && (x) < t) t = (x); } while (0)
-	if (w->conn == NULL)
+	if (!w->connected)
 		NEAR(w->reconnect_at);
 	if (may_claim(w))
 	{
@@ -446,8 +534,8 @@ poll_timeout(Worker *w, double now)
 			return 0;
 		NEAR(w->next_poll);
 	}
-	if (w->sweep_interval > 0)
-		NEAR(w->next_sweep);
+	if (w->sweep_interval > 0 && !w->claiming)
+		NEAR(w->next_sweep);	/* (a waiting claim ends by then) */
 	if (w->stopping)
 		NEAR(w->stop_deadline);
 	for (int i = 0; i < w->concurrency; i++)
@@ -498,10 +586,13 @@ run_loop(Worker *w)
 			return 1;
 		}
 
-		if (w->conn == NULL && now >= w->reconnect_at)
+		if (!w->connected && now >= w->reconnect_at)
 			db_connect(w);
-		flush_acks(w);
-		heartbeats(w, now);
+		if (!w->claiming)
+		{
+			flush_acks(w);
+			heartbeats(w, now);
+		}
 		for (int i = 0; i < w->concurrency; i++)
 			handler_timers(w, &w->slots[i], now);
 
@@ -519,18 +610,18 @@ run_loop(Worker *w)
 		}
 		else
 		{
+			if (w->connected && !w->claiming && w->sweep_interval > 0 && now >= w->next_sweep)
+			{
+				db_sweep(w);
+				w->next_sweep = now + w->sweep_interval;
+			}
 			start_jobs(w);
 			if (may_claim(w) && (w->want_claim || now >= w->next_poll))
 			{
-				claim(w, now);
+				if (!blocking_claim(w, now))
+					claim(w, now);
 				start_jobs(w);
 			}
-		}
-
-		if (w->conn && w->sweep_interval > 0 && now >= w->next_sweep && !w->stopping)
-		{
-			db_sweep(w);
-			w->next_sweep = now + w->sweep_interval;
 		}
 
 		/* done? */
@@ -567,9 +658,9 @@ run_loop(Worker *w)
 		n = 0;
 		pfd[n].fd = sigpipe_fds[0];
 		pfd[n++].events = POLLIN;
-		if (w->conn)
+		if (w->connected)
 		{
-			pfd[n].fd = PQsocket(w->conn);
+			pfd[n].fd = jobq_socket(w->conn);
 			pfd[n++].events = POLLIN;
 		}
 		for (int i = 0; i < w->concurrency; i++)
@@ -608,11 +699,14 @@ run_loop(Worker *w)
 		{
 			if (pfd[k].revents == 0)
 				continue;
-			if (w->conn && pfd[k].fd == PQsocket(w->conn))
+			if (w->connected && pfd[k].fd == jobq_socket(w->conn))
 			{
 				bool		notified;
 
-				db_consume(w, &notified);
+				if (w->claiming)
+					claim_poll(w, now);
+				else
+					db_consume(w, &notified);
 				continue;
 			}
 			for (int i = 0; i < w->concurrency; i++)
@@ -638,7 +732,7 @@ run_loop(Worker *w)
 
 /*
  * jobq_worker_main
- *		See worker-api.h.  main.c calls it with no callback.
+ *		See jobq-worker.h.  main.c calls it with no callback.
  */
 int
 jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
@@ -658,6 +752,8 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 		{"poll-interval", required_argument, NULL, 6},
 		{"sweep-interval", required_argument, NULL, 7},
 		{"no-listen", no_argument, NULL, 8},
+		{"wait-mode", required_argument, NULL, 12},
+		{"schema", required_argument, NULL, 13},
 		{"grace", required_argument, NULL, 9},
 		{"log-format", required_argument, NULL, 10},
 		{"log-file", required_argument, NULL, 11},
@@ -678,7 +774,8 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 	w.batch = 1;
 	w.heartbeat = -1;
 	w.kill_after = 5;
-	w.listen = true;
+	w.wait_mode = WAIT_AUTO;
+	w.schema = "public";
 	w.poll_interval = 5;
 	w.sweep_interval = 30;
 	w.grace = 30;
@@ -743,7 +840,24 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 					goto bad_value;
 				break;
 			case 8:
-				w.listen = false;
+				w.wait_mode = WAIT_POLL;
+				break;
+			case 12:
+				if (strcmp(optarg, "auto") == 0)
+					w.wait_mode = WAIT_AUTO;
+				else if (strcmp(optarg, "blocking") == 0)
+					w.wait_mode = WAIT_BLOCKING;
+				else if (strcmp(optarg, "listen") == 0)
+					w.wait_mode = WAIT_LISTEN;
+				else if (strcmp(optarg, "poll") == 0)
+					w.wait_mode = WAIT_POLL;
+				else
+					goto bad_value;
+				break;
+			case 13:
+				if (!jobq_valid_schema_name(optarg))
+					goto bad_value;
+				w.schema = optarg;
 				break;
 			case 9:
 				if (!parse_num(optarg, 0, 86400, &w.grace))
@@ -814,8 +928,8 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 			 w.worker_name, w.nqueues, w.concurrency, w.batch);
 		rc = run_loop(&w);
 	}
-	if (w.conn)
-		PQfinish(w.conn);
+	db_claim_interrupt(&w);
+	db_close(&w);
 	for (int i = 0; i < w.nbacklog; i++)
 		job_free(&w.backlog[i]);
 	free(w.backlog);

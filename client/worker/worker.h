@@ -5,7 +5,7 @@
  *
  * jobq-worker claims jobs from one or more queues and runs a handler for
  * each: an executable (payload on stdin, result on stdout) or, for programs
- * that link these files, a C callback run in a forked child (worker-api.h).
+ * that link these files, a C callback run in a forked child (jobq-worker.h).
  * Vocabulary:
  *	job		a claimed row: id, queue, payload, attempt, token
  *	lease	how long the claim is ours (locked_until on the server); kept
@@ -17,9 +17,10 @@
  *			wait in a queue while the server is unreachable
  *
  * The worker is single-threaded: one poll() loop over the handler pipes,
- * the libpq socket (LISTEN) and a self-pipe the signal handlers write to.
- * It uses exactly one database connection and never holds a transaction
- * open while a handler runs (every statement is its own transaction).
+ * the connection's socket (LISTEN, or the answer of a waiting claim) and
+ * a self-pipe the signal handlers write to.  It uses exactly one database
+ * connection, through libjobq, and never holds a transaction open while a
+ * handler runs (every statement is its own transaction).
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -35,8 +36,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "libpq-fe.h"
-#include "worker-api.h"
+#include "jobq-client.h"
+#include "jobq-worker.h"
 
 #define JOBQ_WORKER_VERSION "0.1.0"
 
@@ -77,6 +78,7 @@ typedef struct Job
 	int			max_attempts;
 	char		token[40];
 	double		claimed_at;		/* monotonic seconds */
+	double		lease_len;		/* seconds the claim granted (server clock) */
 	double		next_heartbeat; /* monotonic; 0 = none */
 	double		lease_ends;		/* monotonic estimate of locked_until */
 } Job;
@@ -138,6 +140,16 @@ typedef enum DbStatus
 	DB_ERROR					/* the statement failed; not worth retrying */
 } DbStatus;
 
+/* How an idle worker waits for work (--wait-mode). */
+typedef enum WaitMode
+{
+	WAIT_AUTO,					/* blocking when the server is preloaded, else
+								 * LISTEN; LISTEN while handlers run */
+	WAIT_BLOCKING,				/* blocking claim when idle, no LISTEN */
+	WAIT_LISTEN,				/* LISTEN + poll */
+	WAIT_POLL					/* poll only (--no-listen) */
+} WaitMode;
+
 typedef struct Worker
 {
 	/* options */
@@ -152,7 +164,8 @@ typedef struct Worker
 	double		kill_after;		/* SIGTERM -> SIGKILL delay */
 	long		max_jobs;		/* 0 = unlimited */
 	bool		burst;
-	bool		listen;
+	WaitMode	wait_mode;
+	const char *schema;
 	double		poll_interval;
 	double		sweep_interval; /* 0 = never */
 	double		grace;
@@ -164,8 +177,13 @@ typedef struct Worker
 
 	/* state */
 	char		worker_name[128];
-	PGconn	   *conn;
-	bool		listening;
+	JobqConn   *conn;			/* NULL before the first connect */
+	bool		connected;		/* conn has a live session */
+	bool		listening;		/* LISTENs in this session */
+	bool		blocking;		/* idle claims wait on the server (session) */
+	bool		claiming;		/* a waiting claim is in flight */
+	double		claim_started;	/* monotonic */
+	bool		mode_logged;
 	double		reconnect_at;	/* monotonic; when conn is NULL */
 	double		backoff;
 	bool		ever_connected;
@@ -217,7 +235,12 @@ extern void job_free(Job *job);
 /* db.c */
 extern DbStatus db_connect(Worker *w);
 extern void db_disconnect(Worker *w);
+extern void db_close(Worker *w);
 extern DbStatus db_claim(Worker *w, int max_jobs, Job **jobs, int *njobs);
+extern DbStatus db_claim_start(Worker *w, int max_jobs, int wait_ms);
+extern DbStatus db_claim_poll(Worker *w, bool *done);
+extern DbStatus db_claim_finish(Worker *w, Job **jobs, int *njobs);
+extern void db_claim_interrupt(Worker *w);
 extern DbStatus db_ack(Worker *w, Ack *a, char *state, size_t statelen);
 extern DbStatus db_extend(Worker *w, Job *job, bool *stale, double *lease_left);
 extern DbStatus db_release(Worker *w, Job *job, bool *released);

@@ -1,12 +1,21 @@
 /*-------------------------------------------------------------------------
  *
- * worker-api.h
+ * jobq-worker.h
  *	  Run the jobq-worker loop with a C callback as the handler.
  *
- * A program that links the jobq-worker sources (client/worker/ minus
- * main.c) plus libpq gets the whole worker (claiming, heartbeats, timeouts,
- * reconnects, signals, the same command-line options) with a C function in
- * place of the HANDLER executable:
+ * A program that links libjobq-worker.a (the jobq-worker sources minus
+ * main.c, built by "make -C client") before libjobq.a and libpq gets the
+ * whole worker (claiming, heartbeats, timeouts, reconnects, signals, the
+ * same command-line options) with a C function in place of the HANDLER
+ * executable:
+ *
+ *		cc -o my-worker my-worker.c -Iclient/include \
+ *		   client/libjobq-worker.a client/libjobq.a $(pkg-config --libs libpq) -lm
+ *
+ * It is a static library on purpose: a program framework (it owns main's
+ * argv, the signal handlers and SIGCHLD) rather than part of libjobq's
+ * shared-library ABI.  client/examples/callback_worker.c is a complete
+ * example:
  *
  *		static int handle(const JobqWorkerJob *job, void *arg)
  *		{
@@ -35,7 +44,7 @@
  * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
- *	  client/worker/worker-api.h
+ *	  client/include/jobq-worker.h
  *
  *-------------------------------------------------------------------------
  */
