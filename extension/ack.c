@@ -5,8 +5,12 @@
  *	  jobq_complete_batch, jobq_fail, jobq_extend, jobq_release.
  *
  * Each takes the job id and the claim token.  The token is the fence: the
- * statement changes the job only WHERE id = $id AND token = $token AND
- * state = 'running'.  Once a lease expired and the job was swept or claimed
+ * statement changes the job only WHERE id = $id AND token = $token.  Only a
+ * running job has a token (claim sets it, every way back to ready clears
+ * it), so the token match implies the state; the statements leave the state
+ * out on purpose, because a condition on it makes the planner prefer the
+ * partial lease index (WHERE state = 'running') over the primary key and
+ * scan every running job.  Once a lease expired and the job was swept or claimed
  * again, the old token matches nothing, so a stale worker changes nothing;
  * the call says so (false or NULL) and the queue's stale_acks counter
  * rises.  A complete after the lease ran out is still accepted while
@@ -167,7 +171,7 @@ jobq_complete(PG_FUNCTION_ARGS)
 		complete_plan = jobq_prepare(
 									 "WITH d AS ("
 									 "  DELETE FROM jobq.jobs"
-									 "  WHERE id = $1 AND token = $2 AND state = 'running'"
+									 "  WHERE id = $1 AND token = $2"
 									 "  RETURNING *),"
 									 " h AS (" COMPLETE_INTO_HISTORY("$4") ")"
 									 " SELECT count(*) FROM d",
@@ -278,7 +282,7 @@ jobq_complete_batch(PG_FUNCTION_ARGS)
 										  "  SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)),"
 										  " d AS ("
 										  "  DELETE FROM jobq.jobs j USING i"
-										  "  WHERE j.id = i.id AND j.token = i.token AND j.state = 'running'"
+										  "  WHERE j.id = i.id AND j.token = i.token"
 										  "  RETURNING j.*, i.result AS new_result),"
 										  " h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")"
 										  " SELECT id FROM d",
@@ -404,7 +408,7 @@ jobq_fail(PG_FUNCTION_ARGS)
 								  "  run_at = COALESCE($3, $4 + " JOBQ_BACKOFF_SQL("j.attempt", "q.backoff_base", "q.backoff_cap") "),"
 								  "  errors = " JOBQ_ERRORS_APPEND_SQL("j.errors", "j.attempt", "$4", "$5", "$6")
 								  " FROM jobq.queues q"
-								  " WHERE j.id = $1 AND j.token = $2 AND j.state = 'running'"
+								  " WHERE j.id = $1 AND j.token = $2"
 								  "   AND q.name = j.queue AND NOT $7 AND j.attempt < j.max_attempts",
 								  7, types);
 	}
@@ -424,7 +428,7 @@ jobq_fail(PG_FUNCTION_ARGS)
 
 			dead_plan = jobq_prepare(
 									 "WITH d AS ("
-									 "  DELETE FROM jobq.jobs WHERE id = $1 AND token = $2 AND state = 'running'"
+									 "  DELETE FROM jobq.jobs WHERE id = $1 AND token = $2"
 									 "  RETURNING *)"
 									 " INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS
 									 " SELECT d.id, d.queue, 'dead', d.priority, d.run_at, d.attempt, d.max_attempts,"
@@ -485,7 +489,7 @@ jobq_extend(PG_FUNCTION_ARGS)
 		extend_plan = jobq_prepare(
 								   "UPDATE jobq.jobs j SET locked_until = $3 + COALESCE($4, q.lease)"
 								   " FROM jobq.queues q"
-								   " WHERE j.id = $1 AND j.token = $2 AND j.state = 'running'"
+								   " WHERE j.id = $1 AND j.token = $2"
 								   "   AND q.name = j.queue"
 								   " RETURNING j.locked_until",
 								   4, types);
@@ -531,7 +535,7 @@ jobq_release(PG_FUNCTION_ARGS)
 									"UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
 									"  attempt = j.attempt - 1"
 									" FROM jobq.queues q"
-									" WHERE j.id = $1 AND j.token = $2 AND j.state = 'running'"
+									" WHERE j.id = $1 AND j.token = $2"
 									"   AND q.name = j.queue"
 									" RETURNING j.queue, q.notify AND NOT q.paused, NOT q.paused",
 									2, types);

@@ -126,7 +126,16 @@ CREATE TABLE jobq.jobs (
     dedupe_key   text,                                    -- NULL or 1 .. 512 bytes
     errors       jsonb,
     payload      jsonb NOT NULL
-) WITH (fillfactor = 70);
+)
+-- Every job row is inserted, updated at claim and deleted at complete, so
+-- dead tuples pile up fast in a table that stays small: vacuum it early and
+-- unthrottled (it is cheap, the live set is small), and leave room on each
+-- page for the new row versions of claims.
+WITH (fillfactor = 70,
+      autovacuum_vacuum_scale_factor = 0.01,
+      autovacuum_vacuum_threshold = 1000,
+      autovacuum_vacuum_cost_delay = 0,
+      autovacuum_analyze_scale_factor = 0.02);
 
 -- claim: ready jobs of one queue in (priority, run_at, id) order
 CREATE INDEX jobs_claim_idx ON jobq.jobs (queue, priority, run_at, id)
@@ -160,7 +169,10 @@ CREATE TABLE jobq.history (
     errors       jsonb,
     result       jsonb,
     payload      jsonb NOT NULL
-);
+)
+-- rows arrive at the rate of completions and leave by retention purges
+WITH (autovacuum_vacuum_scale_factor = 0.05,
+      autovacuum_analyze_scale_factor = 0.05);
 
 -- retention purge and listing by state
 CREATE INDEX history_queue_state_idx ON jobq.history (queue, state, finished_at);
