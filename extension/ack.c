@@ -282,7 +282,7 @@ jobq_complete_batch(PG_FUNCTION_ARGS)
 										  "  SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)),"
 										  " d AS ("
 										  "  DELETE FROM jobq.jobs j USING i"
-										  "  WHERE j.id = i.id AND j.token = i.token"
+										  "  WHERE j.id = ANY ($1) AND j.id = i.id AND j.token = i.token"
 										  "  RETURNING j.*, i.result AS new_result),"
 										  " h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")"
 										  " SELECT id FROM d",

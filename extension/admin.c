@@ -38,7 +38,8 @@ static SPIPlanPtr purge_plan = NULL;
  * live table, skipping any whose dedupe key a live job now holds, and
  * delete from history exactly those that went in, so no job is ever in
  * both tables or in neither.  Returns the queues to notify, one row per
- * job moved.
+ * job moved.  Rows are found by "id = ANY (ARRAY(...))" so that the
+ * generic plan probes the primary key of history (see claim.c).
  */
 #define REDRIVE_SQL \
 	" ins AS (" \
@@ -46,10 +47,10 @@ static SPIPlanPtr purge_plan = NULL;
 	"                         enqueued_at, dedupe_key, errors, payload)" \
 	"  SELECT h.id, h.queue, 'ready', h.priority, $2, 0, h.max_attempts," \
 	"         h.enqueued_at, h.dedupe_key, h.errors, h.payload" \
-	"  FROM jobq.history h JOIN c ON c.id = h.id" \
+	"  FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT c.id FROM c))" \
 	"  ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING" \
 	"  RETURNING id, queue)," \
-	" del AS (DELETE FROM jobq.history h USING ins WHERE h.id = ins.id RETURNING h.id)" \
+	" del AS (DELETE FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT ins.id FROM ins)) RETURNING h.id)" \
 	" SELECT ins.queue, q.notify AND NOT q.paused, NOT q.paused" \
 	" FROM ins JOIN jobq.queues q ON q.name = ins.queue"
 

@@ -68,14 +68,18 @@ run_claim(Datum *values, char *nulls)
 		 * LIMIT then picks the best across queues.  Rows a lateral locked
 		 * but the outer LIMIT dropped stay locked (not claimed) until the
 		 * end of this transaction; other claimers just skip them.
+		 *
+		 * The UPDATE finds its rows by "id = ANY (ARRAY(...))", not by a
+		 * join with c: a generic plan cannot know that LIMIT $3 is small,
+		 * and for a join it chose a hash join over a scan of every job.
+		 * An array of ids is always probed through the primary key.
 		 */
 		claim_plan = jobq_prepare(
 								  "WITH q AS MATERIALIZED ("
 								  "  SELECT name, lease FROM jobq.queues"
 								  "  WHERE name = ANY ($1) AND NOT paused),"
 								  " c AS ("
-								  "  SELECT j.id, j.priority, j.run_at, COALESCE($4, q.lease) AS lease"
-								  "  FROM q CROSS JOIN LATERAL ("
+								  "  SELECT j.id FROM q CROSS JOIN LATERAL ("
 								  "    SELECT j.id, j.priority, j.run_at FROM jobq.jobs j"
 								  "    WHERE j.queue = q.name AND j.state = 'ready' AND j.run_at <= $2"
 								  "    ORDER BY j.priority, j.run_at, j.id"
@@ -85,9 +89,10 @@ run_claim(Datum *values, char *nulls)
 								  "  LIMIT $3),"
 								  " u AS ("
 								  "  UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1,"
-								  "    token = pg_catalog.gen_random_uuid(), locked_until = $2 + c.lease,"
+								  "    token = pg_catalog.gen_random_uuid(),"
+								  "    locked_until = $2 + COALESCE($4, (SELECT q.lease FROM q WHERE q.name = j.queue)),"
 								  "    claimed_at = $2, worker = $5"
-								  "  FROM c WHERE j.id = c.id"
+								  "  WHERE j.id = ANY (ARRAY(SELECT c.id FROM c))"
 								  "  RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token,"
 								  "    j.locked_until, j.enqueued_at, j.priority, j.run_at)"
 								  " SELECT id, queue, payload, attempt, max_attempts, token, locked_until,"

@@ -10,6 +10,13 @@
  * the plan survives the call and later calls skip parse analysis.  Plan
  * invalidation (ALTER TABLE, new indexes) is handled by the plan cache.
  *
+ * The plans are generic (CURSOR_OPT_GENERIC_PLAN): planned once, not per
+ * call.  Left to choose, the plan cache kept re-planning the claim for
+ * every call with the parameter values (its custom plans looked cheaper
+ * than the generic one), and planning was a third of a claim's CPU.  The
+ * statements are written so that their generic plans use the right
+ * indexes whatever the values (sql/jobq_explain.sql checks this).
+ *
  * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
@@ -22,11 +29,12 @@
 #include "access/htup_details.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 
 /*
  * jobq_prepare
- *	  Prepare sql with the given parameter types and keep the plan for the
- *	  life of the backend.  Must be called inside SPI_connect/SPI_finish.
+ *	  Prepare sql with the given parameter types as a generic plan and keep
+ *	  it for the life of the backend.  Must be called inside SPI_connect/SPI_finish.
  *	  Never returns NULL: a failure to prepare fixed text is a bug.
  */
 SPIPlanPtr
@@ -34,7 +42,7 @@ jobq_prepare(const char *sql, int nargs, Oid *argtypes)
 {
 	SPIPlanPtr	plan;
 
-	plan = SPI_prepare(sql, nargs, argtypes);
+	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
 	if (plan == NULL)
 		elog(ERROR, "jobq: SPI_prepare failed: %s",
 			 SPI_result_code_string(SPI_result));

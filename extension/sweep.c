@@ -60,7 +60,9 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 		Oid			types[] = {TIMESTAMPTZOID, TEXTOID, INT8OID};
 		/*
 		 * x is referenced twice and locks rows, so it is materialized once:
-		 * r and d act on disjoint subsets of the same locked rows.
+		 * r and d act on disjoint subsets of the same locked rows.  They find
+		 * them by "id = ANY (ARRAY(...))" so that the generic plan probes
+		 * the primary key (see claim.c).
 		 */
 		expire_plan = jobq_prepare(
 								   "WITH x AS ("
@@ -74,12 +76,13 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 								   "  UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
 								   "    run_at = $1 + " JOBQ_BACKOFF_SQL("j.attempt", "q.backoff_base", "q.backoff_cap") ","
 								   "    errors = " JOBQ_ERRORS_APPEND_SQL("j.errors", "j.attempt", "$1", "'lease expired'", "false")
-								   "  FROM x, jobq.queues q"
-								   "  WHERE j.id = x.id AND q.name = j.queue AND j.attempt < j.max_attempts"
+								   "  FROM jobq.queues q"
+								   "  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND q.name = j.queue"
+								   "    AND j.attempt < j.max_attempts"
 								   "  RETURNING j.id),"
 								   " d AS ("
-								   "  DELETE FROM jobq.jobs j USING x"
-								   "  WHERE j.id = x.id AND j.attempt >= j.max_attempts"
+								   "  DELETE FROM jobq.jobs j"
+								   "  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND j.attempt >= j.max_attempts"
 								   "  RETURNING j.*),"
 								   " h AS ("
 								   "  INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS
@@ -121,7 +124,8 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 								  "    LIMIT $3 FOR UPDATE SKIP LOCKED) h"
 								  "  WHERE $2::text IS NULL OR q.name = $2"
 								  "  LIMIT $3),"
-								  " del AS (DELETE FROM jobq.history h USING p WHERE h.id = p.id RETURNING 1)"
+								  " del AS (DELETE FROM jobq.history h"
+								  "   WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING 1)"
 								  " SELECT count(*) FROM del",
 								  3, types);
 	}

@@ -6,7 +6,9 @@
 -- would look attractive for a filter on state), analyzed, both custom plans (parameter values known)
 -- and generic plans must use: claim -> jobs_claim_idx, with the row locks
 -- taken under the LIMIT and no Sort of the ready set below them; sweep ->
--- jobs_lease_idx; complete -> jobs_pkey. Plans are checked as booleans so
+-- jobs_lease_idx; complete, complete_batch and extend -> jobs_pkey.
+-- test/sync-explain-sql.py keeps the copies equal to the C (run-tests
+-- checks it). Plans are checked as booleans so
 -- that the test does not depend on costs.
 \set VERBOSITY terse
 SET client_min_messages = warning;
@@ -38,14 +40,15 @@ $$;
 -- claim.c, run_claim: $1 queues, $2 now, $3 max_jobs, $4 lease, $5 worker
 PREPARE regress_claim(text[], timestamptz, int8, interval, text) AS
 WITH q AS MATERIALIZED ( SELECT name, lease FROM jobq.queues WHERE name = ANY ($1) AND NOT paused),
-c AS ( SELECT j.id, j.priority, j.run_at, COALESCE($4, q.lease) AS lease FROM q CROSS JOIN LATERAL (
-SELECT j.id, j.priority, j.run_at FROM jobq.jobs j WHERE j.queue = q.name AND j.state = 'ready' AND
-j.run_at <= $2 ORDER BY j.priority, j.run_at, j.id LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED) j ORDER
-BY j.priority, j.run_at, j.id LIMIT $3), u AS ( UPDATE jobq.jobs j SET state = 'running', attempt =
-j.attempt + 1, token = pg_catalog.gen_random_uuid(), locked_until = $2 + c.lease, claimed_at = $2,
-worker = $5 FROM c WHERE j.id = c.id RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts,
-j.token, j.locked_until, j.enqueued_at, j.priority, j.run_at) SELECT id, queue, payload, attempt,
-max_attempts, token, locked_until, enqueued_at FROM u ORDER BY priority, run_at, id;
+c AS ( SELECT j.id FROM q CROSS JOIN LATERAL ( SELECT j.id, j.priority, j.run_at FROM jobq.jobs j
+WHERE j.queue = q.name AND j.state = 'ready' AND j.run_at <= $2 ORDER BY j.priority, j.run_at, j.id
+LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED) j ORDER BY j.priority, j.run_at, j.id LIMIT $3), u AS (
+UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1, token =
+pg_catalog.gen_random_uuid(), locked_until = $2 + COALESCE($4, (SELECT q.lease FROM q WHERE q.name =
+j.queue)), claimed_at = $2, worker = $5 WHERE j.id = ANY (ARRAY(SELECT c.id FROM c)) RETURNING j.id,
+j.queue, j.payload, j.attempt, j.max_attempts, j.token, j.locked_until, j.enqueued_at, j.priority,
+j.run_at) SELECT id, queue, payload, attempt, max_attempts, token, locked_until, enqueued_at FROM u
+ORDER BY priority, run_at, id;
 -- sweep.c, jobq_sweep_run (expired leases): $1 now, $2 queue, $3 max_rows
 PREPARE regress_expire(timestamptz, text, int8) AS
 WITH x AS ( SELECT j.id FROM jobq.jobs j WHERE j.state = 'running' AND j.locked_until < $1 AND
@@ -56,17 +59,18 @@ q.backoff_base)::float8 * pg_catalog.power(2::float8, LEAST(GREATEST(j.attempt -
 + pg_catalog.random() * 0.5)), errors = (SELECT CASE WHEN pg_catalog.jsonb_array_length(e) > 10 THEN
 e OPERATOR(pg_catalog.-) 0 ELSE e END FROM (SELECT COALESCE(j.errors, '[]'::jsonb)
 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt',
-j.attempt, 'at', $1 , 'error', 'lease expired', 'truncated', false))) AS x(e)) FROM x, jobq.queues q
-WHERE j.id = x.id AND q.name = j.queue AND j.attempt < j.max_attempts RETURNING j.id), d AS ( DELETE
-FROM jobq.jobs j USING x WHERE j.id = x.id AND j.attempt >= j.max_attempts RETURNING j.*), h AS (
-INSERT INTO jobq.history (id, queue, state, priority, run_at, attempt, max_attempts, token, worker,
-enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payload) SELECT d.id, d.queue,
-'dead', d.priority, d.run_at, d.attempt, d.max_attempts, NULL, d.worker, d.enqueued_at,
-d.claimed_at, $1, d.dedupe_key, (SELECT CASE WHEN pg_catalog.jsonb_array_length(e) > 10 THEN e
-OPERATOR(pg_catalog.-) 0 ELSE e END FROM (SELECT COALESCE(d.errors, '[]'::jsonb)
-OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt',
-d.attempt, 'at', $1 , 'error', 'lease expired', 'truncated', false))) AS x(e)), NULL, d.payload FROM
-d) SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d);
+j.attempt, 'at', $1 , 'error', 'lease expired', 'truncated', false))) AS x(e)) FROM jobq.queues q
+WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND q.name = j.queue AND j.attempt < j.max_attempts
+RETURNING j.id), d AS ( DELETE FROM jobq.jobs j WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND
+j.attempt >= j.max_attempts RETURNING j.*), h AS ( INSERT INTO jobq.history (id, queue, state,
+priority, run_at, attempt, max_attempts, token, worker, enqueued_at, claimed_at, finished_at,
+dedupe_key, errors, result, payload) SELECT d.id, d.queue, 'dead', d.priority, d.run_at, d.attempt,
+d.max_attempts, NULL, d.worker, d.enqueued_at, d.claimed_at, $1, d.dedupe_key, (SELECT CASE WHEN
+pg_catalog.jsonb_array_length(e) > 10 THEN e OPERATOR(pg_catalog.-) 0 ELSE e END FROM (SELECT
+COALESCE(d.errors, '[]'::jsonb) OPERATOR(pg_catalog.||)
+pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt', d.attempt, 'at', $1 , 'error',
+'lease expired', 'truncated', false))) AS x(e)), NULL, d.payload FROM d) SELECT (SELECT count(*)
+FROM r), (SELECT count(*) FROM d);
 -- ack.c, jobq_complete: $1 id, $2 token, $3 finished_at, $4 result
 PREPARE regress_complete(int8, uuid, timestamptz, jsonb) AS
 WITH d AS ( DELETE FROM jobq.jobs WHERE id = $1 AND token = $2 RETURNING *), h
@@ -75,6 +79,20 @@ worker, enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payloa
 d.queue, 'completed', d.priority, d.run_at, d.attempt, d.max_attempts, d.token, d.worker,
 d.enqueued_at, d.claimed_at, $3, d.dedupe_key, d.errors, $4, d.payload FROM d JOIN jobq.queues q ON
 q.name = d.queue WHERE q.completed_retention > interval '0') SELECT count(*) FROM d;
+-- ack.c, jobq_complete_batch: $1 ids, $2 tokens, $3 finished_at, $4 results
+PREPARE regress_complete_batch(int8[], uuid[], timestamptz, jsonb[]) AS
+WITH i AS ( SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)), d AS ( DELETE FROM jobq.jobs
+j USING i WHERE j.id = ANY ($1) AND j.id = i.id AND j.token = i.token RETURNING j.*, i.result AS
+new_result), h AS (INSERT INTO jobq.history (id, queue, state, priority, run_at, attempt,
+max_attempts, token, worker, enqueued_at, claimed_at, finished_at, dedupe_key, errors, result,
+payload) SELECT d.id, d.queue, 'completed', d.priority, d.run_at, d.attempt, d.max_attempts,
+d.token, d.worker, d.enqueued_at, d.claimed_at, $3, d.dedupe_key, d.errors, d.new_result, d.payload
+FROM d JOIN jobq.queues q ON q.name = d.queue WHERE q.completed_retention > interval '0') SELECT id
+FROM d;
+-- ack.c, jobq_extend: $1 id, $2 token, $3 now, $4 lease
+PREPARE regress_extend(int8, uuid, timestamptz, interval) AS
+UPDATE jobq.jobs j SET locked_until = $3 + COALESCE($4, q.lease) FROM jobq.queues q WHERE j.id = $1
+AND j.token = $2 AND q.name = j.queue RETURNING j.locked_until;
 
 CREATE FUNCTION regress_check_plans(mode text) RETURNS TABLE (statement text, check_name text, ok boolean)
 LANGUAGE plpgsql AS $$
@@ -121,6 +139,22 @@ BEGIN
     statement := $q$EXECUTE regress_complete(5, gen_random_uuid(), clock_timestamp(), NULL)$q$;
     p := regress_plan(statement);
     check_name := 'deletes by jobs_pkey';
+    ok := p ~ 'Index Scan using jobs_pkey on jobs';
+    RETURN NEXT;
+    check_name := 'no seq scan of jobs';
+    ok := p !~ 'Seq Scan on jobs';
+    RETURN NEXT;
+    statement := $q$EXECUTE regress_complete_batch(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()], clock_timestamp(), NULL)$q$;
+    p := regress_plan(statement);
+    check_name := 'deletes by jobs_pkey';
+    ok := p ~ 'Index Scan using jobs_pkey on jobs';
+    RETURN NEXT;
+    check_name := 'no seq scan of jobs';
+    ok := p !~ 'Seq Scan on jobs';
+    RETURN NEXT;
+    statement := $q$EXECUTE regress_extend(5, gen_random_uuid(), clock_timestamp(), NULL)$q$;
+    p := regress_plan(statement);
+    check_name := 'updates by jobs_pkey';
     ok := p ~ 'Index Scan using jobs_pkey on jobs';
     RETURN NEXT;
     check_name := 'no seq scan of jobs';
