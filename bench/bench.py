@@ -1,0 +1,1126 @@
+#!/usr/bin/env python3
+"""jobq benchmark harness: jobq side by side with the plain SKIP LOCKED queue.
+
+Run it through bench/run.sh (see bench/README.md).  Python 3 standard library
+only.  It starts a throwaway cluster under /tmp/jobq-bench-*, runs every
+benchmark (best of --reps, reference and jobq interleaved in the same run),
+and writes a markdown report (bench/RESULTS.md by default).
+"""
+import argparse
+import datetime
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PGB = os.path.join(HERE, 'pgbench')
+DRIVER = os.path.join(HERE, 'driver')
+WORKER = os.path.join(ROOT, 'client', 'jobq-worker')
+HANDLER = os.path.join(HERE, 'handler')
+NCPU = os.cpu_count() or 1
+
+# ---------------------------------------------------------------------------
+# Sizes per mode.  quick: < 3 minutes; smoke: the smallest configuration
+# (ci-smoke.sh); full: the numbers in the issue.
+MODES = {
+    'smoke': dict(reps=1, clients=[1], drain_clients=[1], enq_seconds=1, enq_batches=3,
+                  enq_impls=['ref', 'jobq', 'driver'],
+                  drain_single=100, drain_batch=400, ret_single=['0'], ret_batch=['0'],
+                  lat_jobs=20, lat_modes=['driver-notify', 'driver-blocking', 'worker-notify'],
+                  waiters=10, waiter_seconds=1,
+                  backlogs=[10000], scale_drain=200, history_rows=0,
+                  soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1),
+    'quick': dict(reps=3, clients=[1, 16], drain_clients=[4], enq_seconds=1,
+                  enq_impls=['ref', 'jobq', 'jobq-nonotify'],
+                  enq_batches=10, drain_single=800, drain_batch=3200,
+                  ret_single=['0'], ret_batch=['0', '1 day'],
+                  lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify'],
+                  waiters=100, waiter_seconds=3,
+                  backlogs=[10000, 100000], scale_drain=800, history_rows=0,
+                  soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1),
+    'full': dict(reps=3, clients=[1, 4, 16], drain_clients=[1, 4, 16], enq_seconds=10,
+                 enq_impls=['ref', 'jobq', 'driver', 'jobq-nonotify'],
+                 enq_batches=100, drain_single=100000, drain_batch=100000,
+                 ret_single=['0', '1 day'], ret_batch=['0', '1 day'],
+                 lat_jobs=1000, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify'],
+                 waiters=100, waiter_seconds=10,
+                 backlogs=[10000, 100000, 1000000], scale_drain=5000,
+                 history_rows=1000000, soak_seconds=300, worker_jobs=5000,
+                 worker_conc=[4, 16], worker_reps=3),
+}
+
+PAYLOAD_SQL = "jsonb_build_object('to', 'user@example.com', 'n', g)"
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+class BenchError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+class Cluster:
+    """A throwaway cluster run as the postgres OS user when we are root."""
+
+    def __init__(self, port, settings):
+        self.bindir = subprocess.check_output(['pg_config', '--bindir'], text=True).strip()
+        self.dir = tempfile.mkdtemp(prefix='jobq-bench-', dir='/tmp')
+        self.port = port
+        self.settings = settings
+        self.sock = os.path.join(self.dir, 'sock')
+        self.data = os.path.join(self.dir, 'data')
+        self.conninfo = f'host={self.sock} port={port} user=postgres dbname=postgres'
+        self.root = os.geteuid() == 0
+
+    def as_pg(self, cmd, **kw):
+        if self.root:
+            cmd = ['runuser', '-u', 'postgres', '--'] + cmd
+        return subprocess.run(cmd, check=True, **kw)
+
+    def start(self):
+        os.makedirs(self.sock)
+        os.chmod(self.dir, 0o755)
+        if self.root:
+            shutil.chown(self.dir, 'postgres', 'postgres')
+            shutil.chown(self.sock, 'postgres', 'postgres')
+        self.as_pg([f'{self.bindir}/initdb', '-D', self.data, '-U', 'postgres', '-A', 'trust'],
+                   stdout=subprocess.DEVNULL)
+        conf = [f"listen_addresses = ''", f'port = {self.port}',
+                f"unix_socket_directories = '{self.sock}'"]
+        conf += [f'{k} = {v}' for k, v in self.settings.items()]
+        with open(os.path.join(self.data, 'postgresql.conf'), 'a') as f:
+            f.write('\n'.join(conf) + '\n')
+        self.as_pg([f'{self.bindir}/pg_ctl', '-D', self.data, '-l',
+                    os.path.join(self.dir, 'server.log'), '-w', 'start'],
+                   stdout=subprocess.DEVNULL)
+        with open(os.path.join(self.data, 'postmaster.pid')) as f:
+            self.pm_pid = int(f.readline())
+
+    def stop(self):
+        try:
+            self.as_pg([f'{self.bindir}/pg_ctl', '-D', self.data, '-m', 'fast', '-w', 'stop'],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except subprocess.CalledProcessError:
+            pass
+
+    def destroy(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def sql(self, sql, timeout=3600):
+        r = subprocess.run(['psql', '-X', '-qAt', '-v', 'ON_ERROR_STOP=1', '-d', self.conninfo,
+                            '-c', sql], capture_output=True, text=True, timeout=timeout)
+        if r.returncode != 0:
+            raise BenchError(f'psql failed: {sql[:200]}: {r.stderr.strip()}')
+        return r.stdout.strip()
+
+    def sqls(self, *stmts):
+        """Several statements, each in its own transaction (VACUUM, CHECKPOINT)."""
+        cmd = ['psql', '-X', '-qAt', '-v', 'ON_ERROR_STOP=1', '-d', self.conninfo]
+        for s in stmts:
+            cmd += ['-c', s]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BenchError(f'psql failed: {stmts}: {r.stderr.strip()}')
+        return r.stdout.strip()
+
+    def sql_file(self, path):
+        r = subprocess.run(['psql', '-X', '-qAt', '-v', 'ON_ERROR_STOP=1', '-d', self.conninfo,
+                            '-f', path], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BenchError(f'psql -f {path} failed: {r.stderr.strip()}')
+
+    def cpu_ticks(self):
+        """CPU ticks of the whole server: the postmaster (with its reaped
+        children, cutime/cstime) plus every live child."""
+        total = 0
+        for pid in os.listdir('/proc'):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f'/proc/{pid}/stat') as f:
+                    st = f.read()
+            except OSError:
+                continue
+            fields = st[st.rindex(')') + 2:].split()
+            ppid = int(fields[1])
+            utime, stime, cutime, cstime = (int(x) for x in fields[11:15])
+            if int(pid) == self.pm_pid:
+                total += utime + stime + cutime + cstime
+            elif ppid == self.pm_pid:
+                total += utime + stime
+        return total
+
+
+# ---------------------------------------------------------------------------
+class Bench:
+    def __init__(self, args, cluster, out):
+        self.a = args
+        self.m = dict(MODES[args.mode])
+        if args.reps:
+            self.m['reps'] = args.reps
+        if args.soak_seconds is not None:
+            self.m['soak_seconds'] = args.soak_seconds
+        self.c = cluster
+        self.out = out
+        self.results = {}       # key -> dict(values=[...], unit, extra=[...])
+        self.errors = []
+        self.series = {}        # name -> list of (x, y) for plots
+        self.latencies = {}     # mode -> sorted list of ms (best rep)
+        self.notes = []
+        self.ticks = os.sysconf('SC_CLK_TCK')
+        self.has_driver = os.access(DRIVER, os.X_OK)
+        self.has_worker = os.access(WORKER, os.X_OK) and os.access(HANDLER, os.X_OK)
+
+    # -- bookkeeping ------------------------------------------------------
+    def record(self, key, value, unit, **extra):
+        r = self.results.setdefault(key, dict(values=[], unit=unit, extra=[]))
+        r['values'].append(value)
+        r['extra'].append(extra)
+        ex = ' '.join(f'{k}={v:.4g}' if isinstance(v, float) else f'{k}={v}'
+                      for k, v in extra.items())
+        log(f'  {key}: {value:.4g} {unit} {ex}')
+
+    def guard(self, what, fn, *a, **kw):
+        try:
+            return fn(*a, **kw)
+        except (BenchError, subprocess.SubprocessError, OSError, ValueError) as e:
+            msg = f'{what}: {e}'
+            self.errors.append(msg)
+            log(f'  ERROR {msg}')
+            return None
+
+    # -- database helpers ---------------------------------------------------
+    def setup(self):
+        self.c.sql('CREATE EXTENSION jobq')
+        self.c.sql("SELECT jobq_create_queue('bench', completed_retention => '0')")
+        self.c.sql_file(os.path.join(PGB, 'ref_schema.sql'))
+
+    def reset(self, retention='0'):
+        self.c.sql('TRUNCATE jobq.jobs, jobq.history, jobq.stale_acks, bench_ref.jobs; '
+                   f"SELECT jobq_alter_queue('bench', completed_retention => '{retention}')")
+
+    def reset_sql(self, retention='0'):
+        return ['TRUNCATE jobq.jobs, jobq.history, jobq.stale_acks, bench_ref.jobs',
+                f"SELECT FROM jobq_alter_queue('bench', completed_retention => '{retention}')"]
+
+    def fill_jobq_sql(self, n):
+        out, done = [], 0
+        while done < n:
+            k = min(10000, n - done)
+            out.append("SELECT FROM jobq_enqueue_batch('bench', ARRAY("
+                       f'SELECT {PAYLOAD_SQL} FROM generate_series(1, {k}) g))')
+            done += k
+        return out
+
+    def fill_ref_sql(self, n):
+        return [f"INSERT INTO bench_ref.jobs (queue, payload) SELECT 'bench', {PAYLOAD_SQL} "
+                f'FROM generate_series(1, {n}) g']
+
+    def prep(self, stmts, impl):
+        """Run stmts, VACUUM ANALYZE, CHECKPOINT; return the live row count."""
+        t = 'jobq.jobs' if impl != 'ref' else 'bench_ref.jobs'
+        return self.c.sqls(*stmts, 'VACUUM ANALYZE jobq.jobs, jobq.history, bench_ref.jobs',
+                           'CHECKPOINT', f'SELECT count(*) FROM {t}')
+
+    def fill_jobq(self, n):
+        done = 0
+        while done < n:
+            k = min(10000, n - done)
+            self.c.sql("SELECT count(*) FROM jobq_enqueue_batch('bench', ARRAY("
+                       f'SELECT {PAYLOAD_SQL} FROM generate_series(1, {k}) g))')
+            done += k
+
+    def fill_ref(self, n):
+        self.c.sql(f"INSERT INTO bench_ref.jobs (queue, payload) SELECT 'bench', {PAYLOAD_SQL} "
+                   f'FROM generate_series(1, {n}) g')
+
+    def settle(self):
+        self.c.sqls('VACUUM ANALYZE jobq.jobs, jobq.history, bench_ref.jobs', 'CHECKPOINT')
+
+    def count(self, impl):
+        t = 'jobq.jobs' if impl != 'ref' else 'bench_ref.jobs'
+        return int(self.c.sql(f'SELECT count(*) FROM {t}'))
+
+    def measure(self, fn):
+        """Run fn, return (its result, server CPU seconds, WAL bytes)."""
+        lsn = self.c.sql('SELECT pg_current_wal_lsn()')
+        t0 = self.c.cpu_ticks()
+        res = fn()
+        t1 = self.c.cpu_ticks()
+        wal = int(float(self.c.sql(f"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{lsn}')")))
+        return res, (t1 - t0) / self.ticks, wal
+
+    # -- runners ----------------------------------------------------------
+    def pgbench(self, script, clients, t=None, T=None, progress=None):
+        cmd = ['pgbench', '-n', '-M', 'prepared', '-c', str(clients),
+               '-j', str(min(clients, NCPU)), '-f', os.path.join(PGB, script)]
+        if t is not None:
+            cmd += ['-t', str(t)]
+        if T is not None:
+            cmd += ['-T', str(T)]
+        if progress:
+            cmd += ['-P', str(progress)]
+        cmd.append(self.c.conninfo)
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        out = r.stdout + r.stderr
+        if T is not None and r.returncode == 0 and \
+                re.search(r'number of transactions actually processed: 0\b', out):
+            # the clients spent the whole -T connecting (a stalled, shared machine): once more
+            self.notes.append(f'pgbench {script} -c {clients} -T {T} processed nothing '
+                              'and was run again')
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            out = r.stdout + r.stderr
+        m = re.search(r'tps = ([0-9.]+) \(without initial connection time\)', out)
+        failed = re.search(r'number of failed transactions: (\d+)', out)
+        if r.returncode != 0 or m is None or (failed and int(failed.group(1)) > 0):
+            tail = '\n'.join(out.strip().splitlines()[-5:])
+            raise BenchError(f'pgbench {script} -c {clients} failed (rc {r.returncode}): {tail}')
+        return float(m.group(1)), out
+
+    def driver(self, *args):
+        if not self.has_driver:
+            raise BenchError('bench/driver is not built')
+        r = subprocess.run([DRIVER] + list(args) + ['-d', self.c.conninfo],
+                           capture_output=True, text=True)
+        m = re.search(r'jobs=(\d+) seconds=([0-9.]+) rate=([0-9.]+) errors=(\d+)', r.stdout)
+        if r.returncode != 0 or m is None:
+            raise BenchError(f'driver {" ".join(args)} failed (rc {r.returncode}): '
+                             f'{r.stderr.strip()[-400:]}')
+        if int(m.group(4)):
+            raise BenchError(f'driver {" ".join(args)}: {m.group(4)} errors')
+        return int(m.group(1)), float(m.group(2)), float(m.group(3))
+
+    # -- (1) enqueue --------------------------------------------------------
+    def bench_enqueue(self):
+        log('== enqueue')
+        T = self.m['enq_seconds']
+        for rep in range(self.m['reps']):
+            for c in self.m['clients']:
+                for impl in self.m['enq_impls']:
+                    if impl == 'driver' and not self.has_driver:
+                        continue
+                    self.guard(f'enqueue {impl} c={c}', self._enqueue1, impl, c, T)
+            for impl in ('ref', 'jobq', 'driver'):
+                if impl == 'driver' and not self.has_driver:
+                    continue
+                self.guard(f'enqueue batch {impl}', self._enqueue_batch, impl)
+
+    def _enqueue1(self, impl, c, T):
+        notify = 'false' if impl == 'jobq-nonotify' else 'true'
+        self.c.sqls(*self.reset_sql(), f"SELECT FROM jobq_alter_queue('bench', notify => {notify})",
+                    'CHECKPOINT')
+        if impl == 'driver':
+            (jobs, secs, rate), cpu, wal = self.measure(
+                lambda: self.driver('enqueue', '-c', str(c), '-T', str(T)))
+        else:
+            script = 'jobq' if impl.startswith('jobq') else impl
+            (tps, _), cpu, wal = self.measure(
+                lambda: self.pgbench(f'{script}_enqueue.sql', c, T=T))
+            rate = tps
+            jobs = self.count(impl)
+            if impl == 'jobq-nonotify':
+                self.c.sql("SELECT FROM jobq_alter_queue('bench', notify => true)")
+        self.record(f'enqueue/{impl}/c{c}', rate, 'jobs/s',
+                    cpu_ms_per_1k=1e6 * cpu / max(jobs, 1), wal_bytes_per_job=wal / max(jobs, 1))
+
+    def _enqueue_batch(self, impl):
+        self.c.sqls(*self.reset_sql(), 'CHECKPOINT')
+        n = self.m['enq_batches']
+        if impl == 'driver':
+            (jobs, secs, rate), cpu, wal = self.measure(
+                lambda: self.driver('enqueue-batch', '-c', '1', '-n', str(n), '-s', '1000'))
+        else:
+            (tps, _), cpu, wal = self.measure(
+                lambda: self.pgbench(f'{impl}_enqueue_batch.sql', 1, t=n))
+            rate = tps * 1000
+            jobs = self.count(impl)
+        self.record(f'enqueue_batch/{impl}', rate, 'jobs/s',
+                    cpu_ms_per_1k=1e6 * cpu / max(jobs, 1), wal_bytes_per_job=wal / max(jobs, 1))
+
+    # -- (2) drain ----------------------------------------------------------
+    def bench_drain(self):
+        log('== drain')
+        for rep in range(self.m['reps']):
+            for c in self.m['drain_clients']:
+                for b in (1, 100):
+                    self.guard(f'drain ref c={c} b={b}', self._drain, 'ref', c, b, '0')
+                    for ret in self.m['ret_single' if b == 1 else 'ret_batch']:
+                        self.guard(f'drain jobq c={c} b={b} ret={ret}', self._drain,
+                                   'jobq', c, b, ret)
+                        if self.has_driver:
+                            self.guard(f'drain driver c={c} b={b} ret={ret}', self._drain,
+                                       'driver', c, b, ret)
+
+    def _drain(self, impl, c, b, ret, backlog=None, history=0, key=None):
+        n = self.m['drain_single'] if b == 1 else self.m['drain_batch']
+        if backlog is not None:
+            n = self.m['scale_drain']
+        per_client = max(1, n // (c * b))
+        n = per_client * c * b
+        slack = 0 if impl == 'driver' else 2 * c * b + 100
+        total = n + slack if backlog is None else max(backlog, n + slack)
+        stmts = self.reset_sql(ret) + (self.fill_ref_sql(total) if impl == 'ref'
+                                       else self.fill_jobq_sql(total))
+        if history:
+            self.fill_history(history)
+        before = int(self.prep(stmts, impl))
+        if impl == 'driver':
+            if backlog is not None:
+                raise BenchError('driver drains to empty; use pgbench for backlogs')
+            (jobs, secs, rate), cpu, wal = self.measure(
+                lambda: self.driver('drain', '-c', str(c), '-b', str(b)))
+        else:
+            (tps, _), cpu, wal = self.measure(
+                lambda: self.pgbench(f'{impl}_drain_{b}.sql', c, t=per_client))
+            rate = tps * b
+        jobs = before - self.count(impl)
+        if jobs <= 0:
+            raise BenchError('nothing was drained')
+        if key is None:
+            key = f'drain/{impl}/c{c}/b{b}' + ('' if impl == 'ref' else f'/ret{ret != "0":d}')
+        self.record(key, rate, 'jobs/s', jobs=jobs,
+                    cpu_ms_per_1k=1e6 * cpu / jobs, wal_bytes_per_job=wal / jobs)
+
+    def fill_history(self, rows):
+        self.c.sql(self.history_sql(rows))
+
+    def history_sql(self, rows):
+        """Retained history, written directly (what completing that many jobs
+        would leave behind), so that the full run need not drain 1M jobs."""
+        return (
+            'INSERT INTO jobq.history (id, queue, state, priority, run_at, attempt, max_attempts,'
+            ' token, worker, enqueued_at, claimed_at, finished_at, payload)'
+            " SELECT -g, 'bench', 'completed', 0, now(), 1, 25, gen_random_uuid(), 'bench',"
+            f' now(), now(), now(), {PAYLOAD_SQL} FROM generate_series(1, {rows}) g')
+
+    # -- (3) latency --------------------------------------------------------
+    def bench_latency(self):
+        log('== latency')
+        allm = {'driver-notify': [], 'driver-poll50ms': ['--no-listen', '-p', '50'],
+                'driver-blocking': ['--blocking'], 'worker-notify': None}
+        modes = [(m, allm[m]) for m in self.m['lat_modes']
+                 if self.has_driver and (m != 'worker-notify' or self.has_worker)]
+        if not self.has_driver:
+            self.notes.append('latency not measured: bench/driver is not built')
+        for rep in range(self.m['reps']):
+            for name, opts in modes:
+                self.guard(f'latency {name}', self._latency, name, opts)
+
+    # -- (3b) idle waiters: what blocking claims cost producers ---------------
+    def bench_waiters(self):
+        log('== waiters')
+        if not self.has_driver:
+            self.notes.append('waiters not measured: bench/driver is not built')
+            return
+        for rep in range(self.m['reps']):
+            for n in (0, self.m['waiters']):
+                self.guard(f'waiters {n}', self._waiters, n)
+
+    def _waiters(self, n):
+        c = max(self.m['clients'])
+        T = self.m['waiter_seconds']
+        self.c.sqls(*self.reset_sql(), "SELECT FROM jobq_alter_queue('bench', notify => false)",
+                    "SELECT jobq_create_queue('idle') WHERE NOT EXISTS "
+                    "(SELECT FROM jobq_queues() WHERE queue = 'idle')", 'CHECKPOINT')
+        waiters = None
+        if n:
+            waiters = subprocess.Popen([DRIVER, 'wait', '-q', 'idle', '-c', str(n),
+                                        '-d', self.c.conninfo],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                if int(self.c.sql('SELECT waiting FROM jobq_wait_stats()') or 0) >= n:
+                    break
+                time.sleep(0.2)
+            else:
+                waiters.kill()
+                raise BenchError(f'{n} waiters did not all start waiting')
+        try:
+            (tps, _), cpu, wal = self.measure(lambda: self.pgbench('jobq_enqueue.sql', c, T=T))
+        finally:
+            if waiters is not None:
+                waiters.send_signal(signal.SIGTERM)
+                try:
+                    waiters.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    waiters.kill()
+                    waiters.wait()
+            self.c.sql("SELECT FROM jobq_alter_queue('bench', notify => true)")
+        self.record(f'waiters/{n}', tps, 'jobs/s', clients=c)
+
+    def _latency(self, name, opts):
+        self.reset('0')
+        n = self.m['lat_jobs']
+        d = self.out
+        plog, clog = os.path.join(d, 'produce.log'), os.path.join(d, 'consume.log')
+        for f in (plog, clog):
+            if os.path.exists(f):
+                os.unlink(f)
+        if opts is None:
+            env = dict(os.environ, JOBQ_BENCH_LOG=clog)
+            cons = subprocess.Popen([WORKER, '-d', self.c.conninfo, '-q', 'bench', '-c', '4',
+                                     '--sweep-interval=0', '--log-file', os.path.join(d, 'worker.log'),
+                                     '--', HANDLER], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        else:
+            cons = subprocess.Popen([DRIVER, 'consume', '-c', '4', '-o', clog, '-d',
+                                     self.c.conninfo] + opts,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            time.sleep(1.0)     # all idle and listening
+            if cons.poll() is not None:
+                raise BenchError(f'consumers exited: {cons.stderr.read().decode()[-300:]}')
+            r = subprocess.run([DRIVER, 'produce', '-n', str(n), '-i', '5', '-o', plog,
+                                '-d', self.c.conninfo], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise BenchError(f'producer failed: {r.stderr[-300:]}')
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                if os.path.exists(clog) and sum(1 for _ in open(clog)) >= n:
+                    break
+                time.sleep(0.1)
+        finally:
+            cons.send_signal(signal.SIGTERM)
+            try:
+                cons.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                cons.kill()
+                cons.wait()
+        prod = dict(tuple(map(int, l.split())) for l in open(plog))
+        cons_t = {}
+        if os.path.exists(clog):
+            for l in open(clog):
+                i, t = map(int, l.split())
+                cons_t.setdefault(i, t)
+        lat = sorted((cons_t[i] - t) / 1e6 for i, t in prod.items() if i in cons_t)
+        if len(lat) < n:
+            raise BenchError(f'{n - len(lat)} of {n} jobs were not started')
+        p50, p99, mx = pct(lat, 50), pct(lat, 99), lat[-1]
+        self.record(f'latency/{name}/p50', p50, 'ms')
+        self.record(f'latency/{name}/p99', p99, 'ms')
+        self.record(f'latency/{name}/max', mx, 'ms')
+        best = self.latencies.get(name)
+        if best is None or p99 < pct(best, 99):
+            self.latencies[name] = lat
+
+    # -- (4) scale ----------------------------------------------------------
+    def bench_scale(self):
+        log('== scale (backlog)')
+        for bl in self.m['backlogs']:
+            for impl in ('ref', 'jobq'):
+                self.guard(f'scale {impl} {bl}', self._scale, impl, bl, '0', 0,
+                           f'scale/{impl}/backlog{bl}')
+        if self.m['history_rows']:
+            self.guard('scale jobq history off', self._scale, 'jobq', 10000, '1 day', 0,
+                       'scale/jobq/ret1/history0')
+            self.guard('scale jobq history', self._scale, 'jobq', 10000, '1 day',
+                       self.m['history_rows'], f'scale/jobq/ret1/history{self.m["history_rows"]}')
+
+    def _scale(self, impl, backlog, ret, history, key):
+        """Fill the backlog once, then --reps times: drain scale_drain jobs
+        (single-job, 4 pgbench clients) and top the backlog up again."""
+        c = 4
+        per_client = max(1, self.m['scale_drain'] // c)
+        n = per_client * c
+        fill = self.fill_ref_sql if impl == 'ref' else self.fill_jobq_sql
+        stmts = self.reset_sql(ret) + fill(backlog)
+        if history:
+            stmts.append(self.history_sql(history))
+        before = int(self.prep(stmts, impl))
+        for rep in range(self.m['reps']):
+            (tps, _), cpu, wal = self.measure(
+                lambda: self.pgbench(f'{impl}_drain_1.sql', c, t=per_client))
+            after = self.count(impl)
+            jobs = before - after
+            if jobs <= 0:
+                raise BenchError('nothing was drained')
+            self.record(key, tps, 'jobs/s', jobs=jobs, backlog=before,
+                        cpu_ms_per_1k=1e6 * cpu / jobs, wal_bytes_per_job=wal / jobs)
+            before = int(self.c.sqls(*fill(backlog - after), f'SELECT count(*) FROM '
+                                     f'{"bench_ref.jobs" if impl == "ref" else "jobq.jobs"}'))
+
+    # -- (5) soak -----------------------------------------------------------
+    def bench_soak(self):
+        S = self.m['soak_seconds']
+        if not S:
+            return
+        log(f'== soak ({S} s each)')
+        for impl in ('jobq', 'ref'):
+            self.guard(f'soak {impl}', self._soak, impl, S)
+
+    def _soak(self, impl, S):
+        self.reset('1 day')
+        if impl == 'ref':
+            self.fill_ref(10000)
+        else:
+            self.fill_jobq(10000)
+        self.settle()
+        rel = 'jobq.jobs' if impl == 'jobq' else 'bench_ref.jobs'
+        size0 = int(self.c.sql(f"SELECT pg_total_relation_size('{rel}')"))
+        step = max(1, S // 60)
+        (tps, out), cpu, wal = self.measure(
+            lambda: self.pgbench(f'{impl}_soak.sql', 4, T=S, progress=step))
+        size1 = int(self.c.sql(f"SELECT pg_total_relation_size('{rel}')"))
+        hist = int(self.c.sql("SELECT pg_total_relation_size('jobq.history')")) if impl == 'jobq' else 0
+        pts = [(float(a), float(b)) for a, b in
+               re.findall(r'progress: ([0-9.]+) s, ([0-9.]+) tps', out)]
+        if len(pts) < 10:
+            raise BenchError('too few progress lines')
+        self.series[f'soak-{impl}'] = pts
+        tenth = max(1, len(pts) // 10)
+        first = sum(y for _, y in pts[:tenth]) / tenth
+        last = sum(y for _, y in pts[-tenth:]) / tenth
+        self.record(f'soak/{impl}', tps, 'jobs/s', first_tenth=first, last_tenth=last,
+                    ratio=last / first if first else 0.0, size_start=size0, size_end=size1,
+                    history_end=hist)
+
+    # -- (6) worker and cost ----------------------------------------------
+    def bench_worker(self):
+        if not (self.has_worker and self.has_driver):
+            self.notes.append('jobq-worker not measured: client/jobq-worker or bench/driver missing')
+            return
+        log('== jobq-worker (real handler: a process per job)')
+        for rep in range(self.m['worker_reps']):
+            for c in self.m['worker_conc']:
+                self.guard(f'worker c={c}', self._worker, c)
+
+    def _worker(self, c):
+        n = self.m['worker_jobs']
+        self.reset('0')
+        self.fill_jobq(n)
+        self.settle()
+        rss = [0, 0]
+
+        def run():
+            t0 = time.monotonic()
+            p = subprocess.Popen([WORKER, '-d', self.c.conninfo, '-q', 'bench', '-c', str(c),
+                                  '--burst', '--sweep-interval=0', '--log-file',
+                                  os.path.join(self.out, 'worker.log'), '--', HANDLER],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            while p.poll() is None:
+                try:
+                    with open(f'/proc/{p.pid}/status') as f:
+                        for line in f:
+                            if line.startswith('VmRSS:'):
+                                rss[0] = max(rss[0], int(line.split()[1]))
+                            elif line.startswith('VmHWM:'):
+                                rss[1] = max(rss[1], int(line.split()[1]))
+                except OSError:
+                    pass
+                time.sleep(0.02)
+            secs = time.monotonic() - t0
+            if p.returncode != 0:
+                raise BenchError(f'jobq-worker exited {p.returncode}: {p.stderr.read().decode()[-300:]}')
+            return secs
+        secs, cpu, wal = self.measure(run)
+        left = self.count('jobq')
+        jobs = n - left
+        if left:
+            raise BenchError(f'jobq-worker --burst left {left} jobs')
+        self.record(f'worker/c{c}', jobs / secs, 'jobs/s', rss_kb=rss[0], hwm_kb=rss[1],
+                    cpu_ms_per_1k=1e6 * cpu / jobs, wal_bytes_per_job=wal / jobs)
+        self.record(f'worker_rss/c{c}', max(rss) / 1024, 'MB')
+
+    # -- profile --------------------------------------------------------------
+    def profile(self):
+        """auto_explain (ANALYZE, BUFFERS) of the statements jobq runs inside
+        its C functions, and WAL bytes per call."""
+        log('== profile')
+        self.reset('0')
+        self.fill_jobq(1000)
+        self.settle()
+        calls = [
+            ('jobq_enqueue', "SELECT jobq_enqueue('bench', '{\"to\":\"user@example.com\",\"n\":1}')"),
+            ('jobq_enqueue_batch (10)', "SELECT count(*) FROM jobq_enqueue_batch('bench', "
+             "ARRAY(SELECT '{\"n\":1}'::jsonb FROM generate_series(1,10)))"),
+            ('jobq_claim (1) + jobq_complete, retention 0',
+             "SELECT jobq_complete(id, token) FROM jobq_claim('bench', 'p', 1)"),
+            ('jobq_claim (100) + jobq_complete_batch',
+             "WITH c AS (SELECT array_agg(id) i, array_agg(token) t FROM jobq_claim('bench', 'p', 100))"
+             " SELECT count(*) FROM c, jobq_complete_batch(c.i, c.t)"),
+        ]
+        prelude = ("LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; "
+                   "SET auto_explain.log_analyze = on; SET auto_explain.log_buffers = on; "
+                   "SET auto_explain.log_nested_statements = on; SET auto_explain.log_timing = on; "
+                   "SET client_min_messages = log;")
+        text = []
+        for title, sql in calls:
+            # the first call prepares the SPI plans; the profile is of the second
+            lsn = self.c.sql('SELECT pg_current_wal_lsn()')
+            r = subprocess.run(['psql', '-X', '-qAt', '-d', self.c.conninfo, '-c', prelude,
+                                '-c', sql, '-c', sql], capture_output=True, text=True)
+            wal = int(self.c.sql(f"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{lsn}')"))
+            plans = r.stderr.split('LOG:  duration:')
+            plans = [p for p in plans if p.strip()]
+            half = plans[len(plans) // 2:] if len(plans) > 1 else plans
+            text.append(f'### {title}\n\nWAL for two calls: {wal} bytes\n\n```\n' +
+                        '\n'.join('duration:' + p.rstrip() for p in half) + '\n```\n')
+        # the reference's statements, for comparison (EXPLAIN ANALYZE, BUFFERS)
+        self.c.sqls('TRUNCATE bench_ref.jobs', *self.fill_ref_sql(1000),
+                    'VACUUM ANALYZE bench_ref.jobs')
+        claim = open(os.path.join(PGB, 'ref_drain_100.sql')).read().split('\n')[0]
+        ref = [('reference claim (100)', 'EXPLAIN (ANALYZE, BUFFERS) ' + claim),
+               ('reference complete (100)', 'EXPLAIN (ANALYZE, BUFFERS) DELETE FROM bench_ref.jobs'
+                ' WHERE id = ANY ((SELECT array_agg(id) FROM bench_ref.jobs'
+                " WHERE status = 'running')::bigint[])")]
+        for title, sql in ref:
+            lsn = self.c.sql('SELECT pg_current_wal_lsn()')
+            plan = self.c.sql(sql)
+            wal = int(float(self.c.sql(f"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{lsn}')")))
+            text.append(f'### {title}\n\nWAL: {wal} bytes\n\n```\n{plan}\n```\n')
+        self.profile_text = '\n'.join(text)
+
+    # -- machine ------------------------------------------------------------
+    def machine(self):
+        info = {}
+        info['cores'] = NCPU
+        try:
+            for line in open('/proc/cpuinfo'):
+                if line.startswith('model name'):
+                    info['cpu'] = line.split(':', 1)[1].strip()
+                    break
+            for line in open('/proc/meminfo'):
+                if line.startswith('MemTotal'):
+                    info['memory'] = f'{int(line.split()[1]) / 1048576:.1f} GiB'
+        except OSError:
+            pass
+        info['kernel'] = platform.release()
+        info['load'] = 'load average at start %.2f %.2f %.2f' % os.getloadavg()
+        info['postgres'] = self.c.sql('SHOW server_version')
+        info['fsync'] = self.fsync_figure()
+        try:
+            head = subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'],
+                                  capture_output=True, text=True).stdout.strip()
+            dirty = subprocess.run(['git', '-C', ROOT, 'status', '--porcelain', 'extension', 'client'],
+                                   capture_output=True, text=True).stdout.strip()
+            libdir = subprocess.check_output(['pg_config', '--pkglibdir'], text=True).strip()
+            so = os.path.join(libdir, 'jobq.so')
+            mt = datetime.datetime.utcfromtimestamp(os.path.getmtime(so)).strftime('%Y-%m-%d %H:%M:%S')
+            info['jobq'] = (f'repository at {head}' + (' with uncommitted changes in extension/ or client/'
+                                                       if dirty else '') + f'; jobq.so installed {mt} UTC')
+        except (OSError, subprocess.SubprocessError):
+            pass
+        return info
+
+    def fsync_figure(self):
+        path = os.path.join(self.c.dir, 'fsync.test')
+        if self.a.mode == 'full':
+            try:
+                r = subprocess.run([f'{self.c.bindir}/pg_test_fsync', '-s', '2', '-f', path],
+                                   capture_output=True, text=True, timeout=120)
+                m = re.search(r'fdatasync\s+([0-9.,]+) ops/sec', r.stdout)
+                if m:
+                    return f'{m.group(1)} ops/sec (pg_test_fsync, one 8kB write + fdatasync)'
+            except (subprocess.SubprocessError, OSError):
+                pass
+        # quick: the same figure, measured for 1 s here
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        buf = b'\0' * 8192
+        n, t0 = 0, time.monotonic()
+        while time.monotonic() - t0 < 1.0:
+            os.pwrite(fd, buf, 0)
+            os.fdatasync(fd)
+            n += 1
+        os.close(fd)
+        os.unlink(path)
+        return f'{n / (time.monotonic() - t0):.0f} ops/sec (8kB write + fdatasync for 1 s)'
+
+
+def pct(xs, p):
+    if not xs:
+        return float('nan')
+    k = min(len(xs) - 1, max(0, int(round(p / 100 * len(xs) + 0.5)) - 1))
+    return xs[k]
+
+
+# ---------------------------------------------------------------------------
+# Report
+
+def best(results, key, higher=True):
+    r = results.get(key)
+    if not r or not r['values']:
+        return None
+    v = r['values']
+    i = v.index(max(v) if higher else min(v))
+    return dict(best=v[i], lo=min(v), hi=max(v), n=len(v), extra=r['extra'][i], unit=r['unit'])
+
+
+def fmt(x):
+    if x is None:
+        return 'n/a'
+    if abs(x) >= 100:
+        return f'{x:,.0f}'
+    if abs(x) >= 10:
+        return f'{x:.1f}'
+    return f'{x:.2f}'
+
+
+def cell(b):
+    if b is None:
+        return 'n/a'
+    if b['n'] > 1:
+        return f"{fmt(b['best'])} ({fmt(b['lo'])}–{fmt(b['hi'])})"
+    return fmt(b['best'])
+
+
+def write_report(bench, args, machine, settings, path, started, elapsed):
+    R = bench.results
+    L = []
+    w = L.append
+    w('# jobq benchmark results\n')
+    w(f'Generated by `{" ".join(args.argv)}` on {started:%Y-%m-%d %H:%M} UTC, '
+      f'{elapsed / 60:.1f} minutes, mode **{args.mode}**, best of {bench.m["reps"]} '
+      '(the range of all runs in parentheses). Regenerate it with the same command; '
+      'see bench/README.md for what each figure means.\n')
+    w('## Machine\n')
+    for k in ('cpu', 'cores', 'memory', 'kernel', 'postgres', 'fsync', 'jobq', 'load'):
+        w(f'- {k}: {machine.get(k, "?")}')
+    w('\n## Settings (the throwaway cluster)\n')
+    for k, v in settings.items():
+        w(f'- `{k} = {v}`')
+    w('- everything else: initdb defaults (autovacuum on, wal_level replica)\n')
+    w('Each timed run starts from a freshly truncated table, filled, `VACUUM ANALYZE`d '
+      'and checkpointed. pgbench runs use `-M prepared` and report tps without connection '
+      'time; the driver also starts its clock after every client is connected.\n')
+
+    # main table
+    rows = []
+
+    def cmp(label, jkey, rkey, target=None, higher=True, jlabel=None):
+        j, r = best(R, jkey, higher), best(R, rkey, higher)
+        ratio = (j['best'] / r['best']) if j and r and r['best'] else None
+        met = ''
+        if target is not None and ratio is not None:
+            met = 'met' if ratio >= target else 'MISSED'
+        elif target is not None:
+            met = 'no figure'
+        rows.append((label, cell(j), cell(r), f'{ratio:.2f}×' if ratio else 'n/a',
+                     f'≥ {target}×' if target is not None else '', met))
+        return ratio
+
+    w('## Throughput: jobq / reference\n')
+    w('Jobs per second. "reference" is the hand-written SKIP LOCKED queue '
+      '(bench/pgbench/ref_*.sql) driven by pgbench; "jobq (pgbench)" calls the SQL API '
+      'from pgbench scripts (bench/pgbench/jobq_*.sql); "jobq (libjobq)" is bench/driver.c '
+      'through the static libjobq. Ratios are best / best.\n')
+    for c in bench.m['clients']:
+        cmp(f'enqueue, 1 job/txn, {c} clients — jobq (pgbench)', f'enqueue/jobq/c{c}',
+            f'enqueue/ref/c{c}', 0.95)
+        if 'driver' in bench.m['enq_impls']:
+            cmp(f'enqueue, 1 job/txn, {c} clients — jobq (libjobq)', f'enqueue/driver/c{c}',
+                f'enqueue/ref/c{c}', 0.95)
+        if 'jobq-nonotify' in bench.m['enq_impls']:
+            cmp(f'enqueue, 1 job/txn, {c} clients — jobq (pgbench), queue with notify off '
+            '(diagnostic)', f'enqueue/jobq-nonotify/c{c}', f'enqueue/ref/c{c}')
+    cmp('enqueue, batches of 1,000 — jobq_enqueue_batch (pgbench) vs INSERT ... SELECT',
+        'enqueue_batch/jobq', 'enqueue_batch/ref', 0.8)
+    cmp('enqueue, batches of 1,000 — libjobq (payloads sent by the client)',
+        'enqueue_batch/driver', 'enqueue_batch/ref', 0.8)
+    for b in (1, 100):
+        for ret in (0, 1):
+            if ('0', '1 day')[ret] not in bench.m['ret_single' if b == 1 else 'ret_batch']:
+                continue
+            for c in bench.m['drain_clients']:
+                what = 'single-job' if b == 1 else 'batched (100)'
+                hist = 'history off' if ret == 0 else 'history kept'
+                tgt = 1.0 if b == 1 else (1.5 if ret == 0 else 1.0)
+                for impl, nm in (('jobq', 'pgbench'), ('driver', 'libjobq')):
+                    cmp(f'drain {what}, {c} workers, {hist} — jobq ({nm})',
+                        f'drain/{impl}/c{c}/b{b}/ret{ret}', f'drain/ref/c{c}/b{b}', tgt)
+    for c in bench.m['worker_conc']:
+        rc = max(x for x in bench.m['drain_clients'] if x <= c) if min(bench.m['drain_clients']) <= c \
+            else bench.m['drain_clients'][0]
+        cmp(f'drain with jobq-worker -c {c}, a process per job (info: vs the single-job '
+            f'reference at {rc} clients)', f'worker/c{c}', f'drain/ref/c{rc}/b1')
+    w('| benchmark | jobq | reference | ratio | target | |')
+    w('|---|---:|---:|---:|---|---|')
+    for row in rows:
+        w('| ' + ' | '.join(row) + ' |')
+    w('')
+
+    # scale
+    w('## Scale: drain rate against the backlog\n')
+    w('Single-job drain, 4 pgbench clients, '
+      f'{bench.m["scale_drain"]} jobs taken from a backlog of the given size (filled, vacuumed '
+      'and checkpointed once, then topped up between runs without vacuum).\n')
+    w('| backlog | jobq | reference | jobq / ref | jobq vs its 10k | ref vs its 10k | target (jobq) | |')
+    w('|---|---:|---:|---:|---:|---:|---|---|')
+    j10, r10 = best(R, 'scale/jobq/backlog10000'), best(R, 'scale/ref/backlog10000')
+    for bl in bench.m['backlogs']:
+        j, r = best(R, f'scale/jobq/backlog{bl}'), best(R, f'scale/ref/backlog{bl}')
+        rj = j['best'] / j10['best'] if j and j10 else None
+        rr = r['best'] / r10['best'] if r and r10 else None
+        ratio = j['best'] / r['best'] if j and r else None
+        tgt = '≥ 0.8× of 10k' if bl > 10000 else ''
+        met = ('met' if rj >= 0.8 else 'MISSED') if (bl > 10000 and rj) else ''
+        w(f'| {bl:,} | {cell(j)} | {cell(r)} | {fmt(ratio)}× | {fmt(rj)}× | {fmt(rr)}× | {tgt} | {met} |')
+    hk = f'scale/jobq/ret1/history{bench.m["history_rows"]}'
+    if bench.m['history_rows']:
+        h0, h1 = best(R, 'scale/jobq/ret1/history0'), best(R, hk)
+        ratio = h1['best'] / h0['best'] if h0 and h1 else None
+        w(f'\nWith history kept (retention 1 day), backlog 10k: no history {cell(h0)}, '
+          f'{bench.m["history_rows"]:,} rows of history {cell(h1)} jobs/s: {fmt(ratio)}×.\n')
+    w('')
+
+    # latency
+    w('## Latency: enqueue commit → handler start\n')
+    w(f'Idle workers (4), {bench.m["lat_jobs"]} jobs enqueued one per transaction about 5 ms apart. '
+      '"notify": the worker LISTENs on "jobq.bench" (jobq_wait_for_work); "poll50ms": '
+      'no LISTEN, claim every 50 ms when idle. driver = libjobq in-process handler; worker = '
+      'jobq-worker -c 4 starting a handler process (start = when the handler process runs). '
+      'Milliseconds, best of the runs (range).\n')
+    w('| mode | p50 | p99 | max | target | |')
+    w('|---|---:|---:|---:|---|---|')
+    for name in bench.m['lat_modes']:
+        p50 = best(R, f'latency/{name}/p50', False)
+        p99 = best(R, f'latency/{name}/p99', False)
+        mx = best(R, f'latency/{name}/max', False)
+        tgt, met = '', ''
+        if name.endswith('notify'):
+            tgt = 'p50 ≤ 2 ms, p99 ≤ 10 ms'
+            if p50 and p99:
+                met = 'met' if p50['best'] <= 2 and p99['best'] <= 10 else 'MISSED'
+        if name == 'driver-blocking':
+            tgt = 'p50 ≤ 1 ms, p99 ≤ 5 ms, p50 ≤ ½ notify'
+            notify50 = best(R, 'latency/driver-notify/p50', False)
+            if p50 and p99:
+                ok = p50['best'] <= 1 and p99['best'] <= 5
+                if notify50:
+                    ok = ok and p50['best'] * 2 <= notify50['best']
+                met = 'met' if ok else 'MISSED'
+        w(f'| {name} | {cell(p50)} | {cell(p99)} | {cell(mx)} | {tgt} | {met} |')
+    w('')
+    w('"blocking": no LISTEN; the worker sits in `jobq_claim(..., wait => 5 s)` and the server '
+      'wakes it from the commit of the enqueue (jobq preloaded).\n')
+
+    # waiters
+    w('## Producers with idle waiting claims\n')
+    w(f'pgbench `jobq_enqueue` at {max(bench.m["clients"])} clients (queue with notify off), '
+      f'without and with {bench.m["waiters"]} connections sitting in blocking claims on another '
+      'queue: the cost of the wakeup check at every commit.\n')
+    w0, wn = best(R, 'waiters/0'), best(R, f'waiters/{bench.m["waiters"]}')
+    ratio = wn['best'] / w0['best'] if w0 and wn else None
+    met = ('met' if ratio >= 0.95 else 'MISSED') if ratio else ''
+    w('| without waiters | with waiters | ratio | target | |')
+    w('|---:|---:|---:|---|---|')
+    w(f'| {cell(w0)} | {cell(wn)} | {fmt(ratio) + "×" if ratio else "n/a"} | ≥ 0.95× | {met} |')
+    w('')
+
+    # soak
+    w('## Soak\n')
+    if bench.m['soak_seconds']:
+        w(f'{bench.m["soak_seconds"]} s each, 4 pgbench clients, each transaction script = enqueue 1 + '
+          'claim 1 + complete 1 (three transactions), backlog 10k, jobq with history kept '
+          '(retention 1 day).\n')
+        w('| | jobs/s | first tenth | last tenth | last/first | target | | live table+indexes start → end |')
+        w('|---|---:|---:|---:|---:|---|---|---|')
+        for impl in ('jobq', 'ref'):
+            s = best(R, f'soak/{impl}')
+            if not s:
+                w(f'| {impl} | n/a | | | | | | |')
+                continue
+            e = s['extra']
+            met = ('met' if e['ratio'] >= 0.8 else 'MISSED') if impl == 'jobq' else ''
+            tgt = '≥ 0.8' if impl == 'jobq' else ''
+            hist = f"; history {e['history_end'] / 1048576:.1f} MB" if impl == 'jobq' else ''
+            w(f"| {impl} | {fmt(s['best'])} | {fmt(e['first_tenth'])} | {fmt(e['last_tenth'])} | "
+              f"{e['ratio']:.2f} | {tgt} | {met} | {e['size_start'] / 1048576:.1f} MB → "
+              f"{e['size_end'] / 1048576:.1f} MB{hist} |")
+        w('\n![soak throughput](soak.svg)\n' if os.path.exists(os.path.join(os.path.dirname(path), 'soak.svg')) else '')
+    else:
+        w('Not run in this mode (full mode only; `--soak-seconds N` to set its length).\n')
+
+    # cost
+    w('## Cost\n')
+    w('Server CPU is the postmaster and all its children (backends, walwriter, autovacuum...) '
+      'from /proc/<pid>/stat, including reaped backends (cutime/cstime); WAL from '
+      'pg_current_wal_lsn() around the run. Figures of the best run.\n')
+    w('| run | jobs/s | server CPU ms / 1,000 jobs | WAL bytes / job |')
+    w('|---|---:|---:|---:|')
+    keys = [k for k in R if k.startswith(('enqueue', 'drain', 'worker/', 'scale'))]
+    for k in sorted(keys):
+        b = best(R, k)
+        e = b['extra']
+        if 'cpu_ms_per_1k' in e:
+            w(f"| {k} | {fmt(b['best'])} | {fmt(e['cpu_ms_per_1k'])} | {fmt(e['wal_bytes_per_job'])} |")
+    w('')
+    for c in bench.m['worker_conc']:
+        b = best(R, f'worker_rss/c{c}', False)
+        if b:
+            met = 'met' if (c == 16 and b['best'] <= 10) else ('MISSED' if c == 16 else '')
+            w(f'- jobq-worker peak RSS at concurrency {c}: {cell(b)} MB'
+              + (f' (target ≤ 10 MB: {met})' if c == 16 else ''))
+    w('')
+
+    if os.path.exists(os.path.join(os.path.dirname(path), 'latency.svg')):
+        w('![latency distribution](latency.svg)\n')
+
+    if bench.errors or bench.notes:
+        w('## Errors and notes\n')
+        for e in bench.errors:
+            w(f'- ERROR: {e}')
+        for n in bench.notes:
+            w(f'- {n}')
+        w('')
+
+    findings = os.path.join(HERE, 'findings.md')
+    if os.path.exists(findings) and args.mode != 'smoke':
+        w(open(findings).read())
+
+    if getattr(bench, 'profile_text', None):
+        w('## Appendix: plans of the statements inside the C functions\n')
+        w('auto_explain (log_analyze, log_buffers, log_nested_statements) of the second call '
+          'in a session, 1,000 ready jobs, retention 0.\n')
+        w(bench.profile_text)
+
+    with open(path, 'w') as f:
+        f.write('\n'.join(L) + '\n')
+
+
+def plots(bench, outdir):
+    if shutil.which('gnuplot') is None:
+        bench.notes.append('no plots: gnuplot not installed (apt-get install gnuplot-nox)')
+        return
+    made = []
+    if bench.series:
+        for name, pts in bench.series.items():
+            with open(os.path.join(outdir, f'{name}.dat'), 'w') as f:
+                f.writelines(f'{x} {y}\n' for x, y in pts)
+        plot = ', '.join(f"'{outdir}/{n}.dat' using 1:2 with lines lw 2 title '{n}'"
+                         for n in bench.series)
+        script = (f"set terminal svg size 800,400 dynamic; set output '{outdir}/soak.svg';"
+                  "set title 'Soak: throughput over time'; set xlabel 'seconds';"
+                  f"set ylabel 'jobs/s'; set yrange [0:*]; set key bottom right; plot {plot}")
+        subprocess.run(['gnuplot', '-e', script], check=False)
+        made.append('soak.svg')
+    if bench.latencies:
+        for name, lat in bench.latencies.items():
+            with open(os.path.join(outdir, f'lat-{name}.dat'), 'w') as f:
+                n = len(lat)
+                f.writelines(f'{v} {(i + 1) / n}\n' for i, v in enumerate(lat))
+        plot = ', '.join(f"'{outdir}/lat-{n}.dat' using 1:2 with steps lw 2 title '{n}'"
+                         for n in bench.latencies)
+        script = (f"set terminal svg size 800,400 dynamic; set output '{outdir}/latency.svg';"
+                  "set title 'Enqueue commit to handler start (CDF, best run)';"
+                  "set xlabel 'milliseconds (log scale)'; set logscale x; set ylabel 'fraction';"
+                  f"set key bottom right; set yrange [0:1]; plot {plot}")
+        subprocess.run(['gnuplot', '-e', script], check=False)
+        made.append('latency.svg')
+    for f in os.listdir(outdir):
+        if f.endswith('.dat'):
+            os.unlink(os.path.join(outdir, f))
+    return made
+
+
+# ---------------------------------------------------------------------------
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument('--quick', dest='mode', action='store_const', const='quick', default='full')
+    p.add_argument('--smoke', dest='mode', action='store_const', const='smoke')
+    p.add_argument('--synchronous-commit', choices=['on', 'off'], default='on')
+    p.add_argument('--shared-buffers', default='256MB')
+    p.add_argument('--reps', type=int, default=0, help='runs per figure (default 3)')
+    p.add_argument('--soak-seconds', type=int, default=None)
+    p.add_argument('--port', type=int, default=5496)
+    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,scale,soak,worker,profile')
+    p.add_argument('--output', default=None, help='report path (default bench/RESULTS.md)')
+    p.add_argument('--keep', action='store_true', help='keep the cluster directory')
+    p.add_argument('--report-only', metavar='JSON', default=None,
+                   help='rewrite the report from the figures a previous run saved '
+                        '(bench/out/results.json) without running anything')
+    args = p.parse_args()
+    args.argv = ['bench/run.sh'] + sys.argv[1:]
+    out = args.output or os.path.join(HERE, 'RESULTS.md')
+    outdir = os.path.dirname(os.path.abspath(out))
+    workdir = os.path.join(HERE, 'out')
+    os.makedirs(workdir, exist_ok=True)
+    if os.geteuid() == 0:
+        os.chmod(workdir, 0o777)
+
+    settings = {
+        'shared_buffers': args.shared_buffers,
+        'synchronous_commit': args.synchronous_commit,
+        'fsync': 'on',
+        'max_connections': 200,
+        'shared_preload_libraries': "'jobq'",
+        'jobq.sweeper_databases': "''",
+        'max_wal_size': "'4GB'",
+        'min_wal_size': "'1GB'",
+        'checkpoint_timeout': "'30min'",
+        'jit': 'off',
+    }
+    if args.report_only:
+        import json
+        saved = json.load(open(args.report_only))
+        args.mode = saved['mode']
+        args.argv = saved['argv']
+        bench = Bench(args, None, workdir)
+        bench.m = saved['m']
+        bench.results, bench.errors, bench.notes = saved['results'], saved['errors'], saved['notes']
+        bench.profile_text = saved.get('profile_text')
+        write_report(bench, args, saved['machine'], saved['settings'], out,
+                     datetime.datetime.fromisoformat(saved['started']), saved['elapsed'])
+        log(f'wrote {out}')
+        return
+    started = datetime.datetime.utcnow()
+    t0 = time.monotonic()
+    cluster = Cluster(args.port, settings)
+    log(f'cluster: {cluster.dir}, port {args.port}, mode {args.mode}')
+    for k, v in settings.items():
+        log(f'  {k} = {v}')
+    bench = Bench(args, cluster, workdir)
+    machine = {}
+    try:
+        cluster.start()
+        bench.setup()
+        machine = bench.machine()
+        log(f'machine: {machine}')
+        only = set(args.only.split(',')) if args.only else None
+        steps = [('enqueue', bench.bench_enqueue), ('drain', bench.bench_drain),
+                 ('latency', bench.bench_latency), ('waiters', bench.bench_waiters),
+                 ('scale', bench.bench_scale),
+                 ('soak', bench.bench_soak), ('worker', bench.bench_worker),
+                 ('profile', bench.profile)]
+        for name, fn in steps:
+            if only is None or name in only:
+                ts = time.monotonic()
+                bench.guard(name, fn)
+                log(f'   ({name}: {time.monotonic() - ts:.0f} s)')
+        if not bench.has_driver:
+            bench.errors.append('bench/driver is not built (make -C bench)')
+        if not bench.has_worker:
+            bench.notes.append('client/jobq-worker not built: worker figures missing')
+        plots(bench, outdir)
+    finally:
+        if args.keep:
+            cluster.stop()
+            log(f'kept {cluster.dir}')
+        else:
+            cluster.destroy()
+    elapsed = time.monotonic() - t0
+    write_report(bench, args, machine, settings, out, started, elapsed)
+    import json
+    with open(os.path.join(workdir, 'results.json'), 'w') as f:
+        json.dump(dict(mode=args.mode, argv=args.argv, m=bench.m, results=bench.results,
+                       errors=bench.errors, notes=bench.notes, machine=machine,
+                       settings=settings, started=started.isoformat(), elapsed=elapsed,
+                       profile_text=getattr(bench, 'profile_text', None)), f, indent=1)
+    empty = [k for k, r in bench.results.items() if not r['values']]
+    log(f'wrote {out} in {(time.monotonic() - t0):.0f} s; {len(bench.results)} figures, '
+        f'{len(bench.errors)} errors')
+    if bench.errors or empty or not bench.results:
+        sys.exit(1)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,1 @@
+SELECT jobq_enqueue('bench', '{"to":"user@example.com","n":1}');

@@ -1,0 +1,1 @@
+SELECT count(*) FROM jobq_enqueue_batch('bench', ARRAY(SELECT jsonb_build_object('to', 'user@example.com', 'n', g) FROM generate_series(1, 1000) g));

@@ -1,0 +1,4 @@
+SELECT jobq_enqueue('bench', '{"to":"user@example.com","n":1}');
+SELECT id, token, payload FROM jobq_claim('bench', 'pgbench', 1)
+\gset
+SELECT jobq_complete(:id, :token);
