@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test/run-tests.sh: build, install and run jobq's test suites.
 #
-#   test/run-tests.sh [SUITE...]   SUITE: regress isolation client tap stress
-#                                  (default: all five)
+#   test/run-tests.sh [SUITE...]   SUITE: regress isolation client tap stress bench
+#                                  (default: all six; bench proves the benchmark
+#                                  harness runs, it asserts no speed)
 #
 # Run as root (CI) or as a user that can `make install` into pg_config's
 # directories.  PostgreSQL refuses to run as root, so the suites run as the
@@ -17,7 +18,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(regress isolation client tap stress)
+[ ${#suites[@]} -eq 0 ] && suites=(regress isolation client tap stress bench)
 
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
@@ -101,6 +102,8 @@ for s in "${suites[@]}"; do
 	stress)
 		# the short configuration; stress/run.sh --long for the real thing
 		run_suite root:stress "$here/stress/run.sh" ;;
+	bench)
+		run_suite root:bench "$here/bench/ci-smoke.sh" --quick ;;
 	*)
 		echo "unknown suite $s" >&2; exit 2 ;;
 	esac
