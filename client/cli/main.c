@@ -6,7 +6,7 @@
  *		jobq [-d CONNINFO] [--json] COMMAND [ARG]... [OPTION]...
  *
  * Commands map one to one onto libjobq calls (and through them onto the
- * SQL API, doc/sql-semantics.md): enqueue, stats, list, show, retry,
+ * SQL API, README.md "SQL reference"): enqueue, stats, list, show, retry,
  * cancel, purge, queue create|alter|drop|pause|resume, queues, sweep.
  * Output is an aligned table for people, or JSON with --json (jobq_rows_json
  * for result tables, so types and quoting follow the server's).  Exit codes

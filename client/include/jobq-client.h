@@ -14,11 +14,11 @@
  *
  * This library is a thin, explicit layer over libpq: every function maps
  * to one SQL function of the extension (schema-qualified, parameterized,
- * prepared once per connection), except jobq_complete_and_claim, which
- * pipelines two of them in one round trip, jobq_wait_for_work, which
- * waits for NOTIFY on the connection's socket, and jobq_claim_start and its
- * siblings, which split a waiting claim into send / poll / take for event
- * loops.
+ * prepared once per connection), except jobq_complete_and_claim and
+ * jobq_complete_and_claim_results, which pipeline two of them in one round
+ * trip, jobq_wait_for_work, which waits for NOTIFY on the connection's
+ * socket, and jobq_claim_start and its siblings, which split a waiting
+ * claim into send / poll / take for event loops.
  *
  * Conventions (hiredis / libpq style):
  *	- All types are opaque; their layout may change in any release.
@@ -432,6 +432,25 @@ JobqJobList *jobq_complete_and_claim(JobqConn *conn, size_t n,
 									 const char *const *queues, int nqueues,
 									 int max_jobs, int lease_s,
 									 const char *worker);
+
+/*
+ * jobq_complete_and_claim_results: jobq_complete_and_claim with a result
+ * per job, as jobq_complete_batch takes them: results is NULL (no results)
+ * or n entries (NULL = no result) with lengths in result_lens.  A result
+ * the server refuses (not JSON: 22P02; too large: 54000) fails the whole
+ * call, claim included, and nothing changes.  Returns the new claim's list
+ * (caller frees with jobq_joblist_free) or NULL on error; the library keeps
+ * no pointer to ids, tokens or results after the call.
+ */
+JobqJobList *jobq_complete_and_claim_results(JobqConn *conn, size_t n,
+											 const int64_t *ids,
+											 const char *const *tokens,
+											 const char *const *results,
+											 const size_t *result_lens,
+											 int *accepted_out,
+											 const char *const *queues,
+											 int nqueues, int max_jobs,
+											 int lease_s, const char *worker);
 
 /*
  * jobq_fail: report a failed attempt.  error (NULL allowed) is kept with

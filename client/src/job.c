@@ -879,7 +879,8 @@ jobq_complete_batch(JobqConn *conn, size_t n, const int64_t *ids,
 }
 
 /*
- * jobq_complete_and_claim: see jobq-client.h.
+ * complete_and_claim: jobq_complete_and_claim and
+ * jobq_complete_and_claim_results (results NULL: no results).
  *
  * Both statements go out in pipeline mode followed by ONE sync message, so
  * the server runs them in one implicit transaction and answers in one
@@ -888,11 +889,12 @@ jobq_complete_batch(JobqConn *conn, size_t n, const int64_t *ids,
  * the completions roll back.  Either way the caller may simply repeat the
  * call: completing with the same tokens again is harmless.
  */
-JobqJobList *
-jobq_complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
-						const char *const *tokens, int *accepted_out,
-						const char *const *queues, int nqueues,
-						int max_jobs, int lease_s, const char *worker)
+static JobqJobList *
+complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
+				   const char *const *tokens, const char *const *res_texts,
+				   const size_t *res_lens, int *accepted_out,
+				   const char *const *queues, int nqueues,
+				   int max_jobs, int lease_s, const char *worker)
 {
 	JobqBuf		idarr,
 				tokarr,
@@ -922,7 +924,7 @@ jobq_complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
 
 	/* all argument checks before anything is sent */
 	if (n > 0 &&
-		jobq_complete_params(conn, n, ids, tokens, NULL, NULL,
+		jobq_complete_params(conn, n, ids, tokens, res_texts, res_lens,
 							 &idarr, &tokarr, &resarr) != JOBQ_OK)
 		goto done;
 	/* never a waiting claim: the completions would stay uncommitted */
@@ -946,7 +948,7 @@ jobq_complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
 	{
 		cvalues[0] = idarr.data;
 		cvalues[1] = tokarr.data;
-		cvalues[2] = NULL;
+		cvalues[2] = resarr.data;	/* NULL (SQL NULL) without results */
 		if (jobq_send(conn, STMT_COMPLETE_BATCH, 3, cvalues) != JOBQ_OK)
 			goto pipeline_out;
 		nqueries++;
@@ -1034,6 +1036,35 @@ done:
 	jobq_buf_free(&resarr);
 	jobq_buf_free(&qarr);
 	return list;
+}
+
+/*
+ * jobq_complete_and_claim: see jobq-client.h.
+ */
+JobqJobList *
+jobq_complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
+						const char *const *tokens, int *accepted_out,
+						const char *const *queues, int nqueues,
+						int max_jobs, int lease_s, const char *worker)
+{
+	return complete_and_claim(conn, n, ids, tokens, NULL, NULL, accepted_out,
+							  queues, nqueues, max_jobs, lease_s, worker);
+}
+
+/*
+ * jobq_complete_and_claim_results: see jobq-client.h.
+ */
+JobqJobList *
+jobq_complete_and_claim_results(JobqConn *conn, size_t n, const int64_t *ids,
+								const char *const *tokens,
+								const char *const *results,
+								const size_t *result_lens, int *accepted_out,
+								const char *const *queues, int nqueues,
+								int max_jobs, int lease_s, const char *worker)
+{
+	return complete_and_claim(conn, n, ids, tokens, results, result_lens,
+							  accepted_out, queues, nqueues, max_jobs, lease_s,
+							  worker);
 }
 
 /*

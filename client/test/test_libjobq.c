@@ -1184,6 +1184,115 @@ test_batches(JobqConn *c)
 		jobq_joblist_free(cl);
 	}
 
+	/* complete_and_claim_results: results per job, and the claim, in one go */
+	test("complete_and_claim_results: results stored per job, next claimed");
+	{
+		char		qr[80];
+		const char *qs[1] = {qr};
+		const char *np[4] = {"{\"n\": 1}", "{\"n\": 2}", "{\"n\": 3}", "{\"n\": 4}"};
+		size_t		nl[4] = {8, 8, 8, 8};
+		int64_t		nid[4];
+		JobqJobList *first = NULL,
+				   *next = NULL,
+				   *bad = NULL;
+		int			ok;
+
+		snprintf(qr, sizeof(qr), "%s-res", qp);
+		ok = jobq_create_queue(c, qr, NULL) == JOBQ_OK &&
+			jobq_enqueue_batch(c, qr, 4, np, nl, NULL, NULL, nid, NULL) == JOBQ_OK &&
+			(first = jobq_claim(c, qs, 1, 3, 30, "res")) != NULL &&
+			jobq_joblist_count(first) == 3;
+		if (ok)
+		{
+			int64_t		ids3[3];
+			const char *toks3[3];
+			const char *res[3] = {"{\"r\": \"one\"}", NULL, "[2]"};
+			size_t		rl[3] = {12, 0, 3};
+			int			acc[3] = {0, 0, 0};
+			char		st[32];
+
+			for (size_t k = 0; k < 3; k++)
+			{
+				ids3[k] = jobq_job_id(jobq_joblist_get(first, k));
+				toks3[k] = jobq_job_token(jobq_joblist_get(first, k));
+			}
+			/* the second one's token is stale: accepted 0, the rest commits */
+			toks3[1] = "00000000-0000-0000-0000-000000000000";
+			next = jobq_complete_and_claim_results(c, 3, ids3, toks3, res, rl, acc,
+												   qs, 1, 5, 30, "res");
+			ok = next != NULL && jobq_joblist_count(next) == 1 &&
+				jobq_job_id(jobq_joblist_get(next, 0)) == nid[3] &&
+				acc[0] == 1 && acc[1] == 0 && acc[2] == 1;
+			if (ok)
+			{
+				JobqRows   *r0 = jobq_job_info(c, ids3[0]);
+				JobqRows   *r2 = jobq_job_info(c, ids3[2]);
+
+				ok = r0 && r2 && jobq_rows_get(r0, 0, "result") &&
+					strcmp(jobq_rows_get(r0, 0, "result"), "{\"r\": \"one\"}") == 0 &&
+					jobq_rows_get(r2, 0, "result") &&
+					strcmp(jobq_rows_get(r2, 0, "result"), "[2]") == 0;
+				jobq_rows_free(r0);
+				jobq_rows_free(r2);
+				job_state(c, ids3[1], st, sizeof(st));
+				ok = ok && strcmp(st, "running") == 0;
+			}
+			test_cond(ok);
+
+			test("complete_and_claim_results: a result that is not JSON rolls back both");
+			if (next)
+			{
+				int64_t		id1[2];
+				const char *tok1[2];
+				const char *res2[2] = {"{}", "not json"};
+				size_t		rl2[2] = {2, 8};
+
+				id1[0] = ids3[1];
+				tok1[0] = jobq_job_token(jobq_joblist_get(first, 1));
+				id1[1] = jobq_job_id(jobq_joblist_get(next, 0));
+				tok1[1] = jobq_job_token(jobq_joblist_get(next, 0));
+				/* a job is ready again for the claim half to take */
+				ok = enq(c, qr, "{\"n\": 5}", NULL) == JOBQ_OK;
+				bad = jobq_complete_and_claim_results(c, 2, id1, tok1, res2, rl2, NULL,
+													  qs, 1, 5, 30, "res");
+				ok = ok && bad == NULL && failed_with(c, JOBQ_ERR_SERVER, "22P02") &&
+					qstat(c, qr, "running") == 2 && qstat(c, qr, "ready") == 1;
+				test_cond(ok);
+
+				test("complete_and_claim_results: NULL results = complete_and_claim");
+				bad = jobq_complete_and_claim_results(c, 2, id1, tok1, NULL, NULL, acc,
+													  qs, 1, 5, 30, "res");
+				ok = bad != NULL && jobq_joblist_count(bad) == 1 && acc[0] == 1 &&
+					acc[1] == 1 && qstat(c, qr, "running") == 1;
+				test_cond(ok);
+				if (bad && jobq_joblist_count(bad) == 1)
+					jobq_complete(c, jobq_job_id(jobq_joblist_get(bad, 0)),
+								  jobq_job_token(jobq_joblist_get(bad, 0)), NULL, 0);
+			}
+		}
+		else
+			test_cond(0);
+
+		test("complete_and_claim_results: result with NUL, result_lens NULL: BAD_ARGUMENT");
+		{
+			int64_t		one = 1;
+			const char *tok = "00000000-0000-0000-0000-000000000000";
+			const char *resn[1] = {"{}\0"};
+			size_t		rln[1] = {3};
+			JobqJobList *x = jobq_complete_and_claim_results(c, 1, &one, &tok, resn, rln,
+															 NULL, qs, 1, 1, 30, NULL);
+			int			ok1 = x == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+
+			x = jobq_complete_and_claim_results(c, 1, &one, &tok, resn, NULL, NULL,
+												qs, 1, 1, 30, NULL);
+			test_cond(ok1 && x == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+		}
+		jobq_joblist_free(first);
+		jobq_joblist_free(next);
+		jobq_joblist_free(bad);
+		jobq_drop_queue(c, qr, 1);
+	}
+
 	test("job_dup outlives its list");
 	{
 		const char *qs[1] = {qp};

@@ -469,6 +469,118 @@ ack_complete(Worker *w, Ack *a, char *state, size_t statelen)
 }
 
 /*
+ * surely_not_json
+ *		True when text cannot be JSON, judged by its first non-blank
+ *		character alone (and the three bare literals): plain text such as
+ *		"done" or "ok: 3 rows".  Such a result goes into a batch as a JSON
+ *		string at once, which is what ack_complete ends up storing after the
+ *		server's 22P02; anything that may be JSON is sent as it is and the
+ *		server judges.  Never true for text the server would accept.
+ */
+static bool
+surely_not_json(const char *text)
+{
+	static const char *const literals[] = {"true", "false", "null"};
+	const char *p = text;
+	size_t		n;
+
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	if (*p == '{' || *p == '[' || *p == '"' || *p == '-' || (*p >= '0' && *p <= '9'))
+		return false;
+	for (int i = 0; i < 3; i++)
+	{
+		n = strlen(literals[i]);
+		if (strncmp(p, literals[i], n) == 0)
+		{
+			p += n;
+			while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+				p++;
+			return *p != '\0';
+		}
+	}
+	return true;
+}
+
+/*
+ * db_complete_many
+ *		Complete the n (1..1000) jobs of acks in one statement, with each
+ *		job's result, and, when claim_n > 0, claim up to claim_n jobs in the
+ *		same round trip and transaction (jobq_complete_and_claim_results).
+ *		On DB_OK states[i] is "completed" or "stale" (the token was refused;
+ *		nothing changed), and *jobs / *njobs are the new claim as db_claim
+ *		gives it (NULL / 0 when claim_n is 0).  DB_CONN: nothing is known;
+ *		send again after reconnecting (same tokens: safe).  DB_ERROR: the
+ *		statement failed as a whole and nothing changed, claim included
+ *		(typically a result the server refuses: not JSON, too large); the
+ *		caller then reports each job with db_ack, which has the fallbacks.
+ *		Nothing is logged for DB_ERROR.
+ */
+DbStatus
+db_complete_many(Worker *w, Ack **acks, int n, int claim_n, const char **states,
+				 Job **jobs, int *njobs)
+{
+	int64_t    *ids = xmalloc(sizeof(int64_t) * n);
+	const char **tokens = xmalloc(sizeof(char *) * n);
+	const char **results = xmalloc(sizeof(char *) * n);
+	size_t	   *lens = xmalloc(sizeof(size_t) * n);
+	char	  **owned = xmalloc(sizeof(char *) * n);
+	int		   *accepted = xmalloc(sizeof(int) * n);
+	bool		any_result = false;
+	DbStatus	st = DB_OK;
+
+	*jobs = NULL;
+	*njobs = 0;
+	for (int i = 0; i < n; i++)
+	{
+		const char *r = acks[i]->result;
+
+		ids[i] = (int64_t) acks[i]->job.id;
+		tokens[i] = acks[i]->job.token;
+		owned[i] = NULL;
+		if (r != NULL && surely_not_json(r))
+			r = owned[i] = json_string(r);
+		results[i] = r;
+		lens[i] = r ? strlen(r) : 0;
+		any_result |= r != NULL;
+		accepted[i] = 0;
+	}
+	if (!w->connected)
+		st = DB_CONN;
+	else if (claim_n > 0)
+	{
+		JobqJobList *list;
+
+		list = jobq_complete_and_claim_results(w->conn, (size_t) n, ids, tokens,
+											   any_result ? results : NULL,
+											   any_result ? lens : NULL, accepted,
+											   (const char *const *) w->queues,
+											   w->nqueues, claim_n, lease_s(w),
+											   w->worker_name);
+		if (list == NULL)
+			st = failed(w);
+		else
+			jobs_from_list(w, list, jobs, njobs);
+	}
+	else if (jobq_complete_batch(w->conn, (size_t) n, ids, tokens,
+								 any_result ? results : NULL,
+								 any_result ? lens : NULL, accepted, NULL) != JOBQ_OK)
+		st = failed(w);
+	if (st == DB_OK)
+		for (int i = 0; i < n; i++)
+			states[i] = accepted[i] ? "completed" : "stale";
+	for (int i = 0; i < n; i++)
+		free(owned[i]);
+	free(ids);
+	free(tokens);
+	free(results);
+	free(lens);
+	free(owned);
+	free(accepted);
+	return st;
+}
+
+/*
  * db_ack
  *		Report a finished job: complete, fail or release with its token.  On
  *		DB_OK, state is what the job became: completed, ready, dead,

@@ -69,9 +69,11 @@ close_fd(int *fd)
 
 /*
  * child_setup
- *		In the forked child: own process group, death signal, default signal
- *		handling, pipes on 0/1/2, the job's environment.  Never returns on
- *		error (exits 127 like a shell that cannot run a command).
+ *		In the forked child of a C callback: own process group, death
+ *		signal, default signal handling, pipes on 0/1/2, the job's
+ *		environment.  Never returns on error (exits 127 like a shell that
+ *		cannot run a command).  An executable's child is set up by
+ *		exec_child instead.
  */
 static void
 child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
@@ -130,11 +132,161 @@ child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
 	setenv("JOBQ_MAX_ATTEMPTS", num, 1);
 }
 
+/* the names of the variables a handler gets (replacing inherited ones) */
+static const char *const job_vars[] = {
+	"JOBQ_JOB_ID=", "JOBQ_QUEUE=", "JOBQ_ATTEMPT=", "JOBQ_MAX_ATTEMPTS="
+};
+
+/*
+ * job_environ
+ *		The environment of an executable handler, built in the worker before
+ *		vfork (the child may not allocate): the job's four variables first
+ *		(malloc'd; free with free_environ), then the worker's environment
+ *		without any variables of the same names.
+ */
+static char **
+job_environ(const Job *job)
+{
+	size_t		n = 0,
+				k = 0;
+	char	  **env;
+	char		buf[64];
+
+	while (environ[n])
+		n++;
+	env = xmalloc(sizeof(char *) * (n + 5));
+	snprintf(buf, sizeof(buf), "%lld", job->id);
+	env[k] = xmalloc(strlen(job_vars[0]) + strlen(buf) + 1);
+	sprintf(env[k++], "%s%s", job_vars[0], buf);
+	env[k] = xmalloc(strlen(job_vars[1]) + strlen(job->queue) + 1);
+	sprintf(env[k++], "%s%s", job_vars[1], job->queue);
+	snprintf(buf, sizeof(buf), "%d", job->attempt);
+	env[k] = xmalloc(strlen(job_vars[2]) + strlen(buf) + 1);
+	sprintf(env[k++], "%s%s", job_vars[2], buf);
+	snprintf(buf, sizeof(buf), "%d", job->max_attempts);
+	env[k] = xmalloc(strlen(job_vars[3]) + strlen(buf) + 1);
+	sprintf(env[k++], "%s%s", job_vars[3], buf);
+	for (size_t i = 0; i < n; i++)
+	{
+		bool		ours = false;
+
+		for (int v = 0; v < 4 && !ours; v++)
+			ours = strncmp(environ[i], job_vars[v], strlen(job_vars[v])) == 0;
+		if (!ours)
+			env[k++] = environ[i];
+	}
+	env[k] = NULL;
+	return env;
+}
+
+static void
+free_environ(char **env)
+{
+	for (int v = 0; v < 4; v++)
+		free(env[v]);
+	free(env);
+}
+
+/* append s at *p (not past end): the vfork child has no stdio */
+static void
+put_str(char **p, const char *end, const char *s)
+{
+	while (*s && *p < end)
+		*(*p)++ = *s++;
+}
+
+/*
+ * exec_child
+ *		In the vfork'ed child of an executable handler: the same setup as
+ *		child_setup, with system calls only (the child shares the worker's
+ *		memory until it execs, so it may not allocate, use stdio or change
+ *		any variable), then exec.  Signals arrive blocked (the worker blocks
+ *		them around vfork, so that no handler of ours runs here); they are
+ *		set to their defaults and unblocked.  Never returns.
+ */
+static void exec_child(Worker *w, int in, int out, int err, pid_t parent,
+					   char **env) __attribute__((noreturn));
+
+static void
+exec_child(Worker *w, int in, int out, int err, pid_t parent, char **env)
+{
+	static const int sigs[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD};
+	struct sigaction dfl;
+	sigset_t	none;
+	char		msg[600];
+	char	   *p = msg;
+	const char *end = msg + sizeof(msg) - 1;
+	int			e;
+
+	setpgid(0, 0);
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)	/* the worker died before prctl */
+		_exit(127);
+#else
+	(void) parent;
+#endif
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		_exit(127);
+	/* the pipes' own descriptors are close-on-exec, as are other slots' */
+	execvpe(w->handler_argv[0], w->handler_argv, env);
+	e = errno;
+	put_str(&p, end, "jobq-worker: could not execute \"");
+	put_str(&p, end, w->handler_argv[0]);
+	put_str(&p, end, "\": ");
+	put_str(&p, end, strerror(e));
+	put_str(&p, end, "\n");
+	if (write(2, msg, (size_t) (p - msg)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/*
+ * spawn_exec
+ *		vfork and exec an executable handler with the job's environment;
+ *		returns the child's pid, or -1 with errno set.  Every signal is
+ *		blocked across the vfork, so that no handler of ours can run in the
+ *		child while it shares our memory.
+ */
+static pid_t
+spawn_exec(Worker *w, const Job *job, int in, int out, int err, pid_t parent)
+{
+	char	  **env = job_environ(job);
+	sigset_t	all,
+				old;
+	pid_t		pid;
+	int			e;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	pid = vfork();
+	if (pid == 0)
+		exec_child(w, in, out, err, parent, env);
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free_environ(env);
+	errno = e;
+	return pid;
+}
+
 /*
  * handler_start
  *		Start the handler for job in slot s, which takes ownership of job's
  *		fields.  Returns false when the process could not be started (the
  *		slot is then free again and the caller fails the job).
+ *
+ *		An executable handler is started with vfork + exec: the worker's
+ *		page tables are not copied and its memory is not made copy-on-write
+ *		for each job, which on a small virtual machine is most of the cost of
+ *		starting a process.  A C callback needs a real fork (it runs in the
+ *		child's copy of the worker).
  */
 bool
 handler_start(Worker *w, Slot *s, const Job *job)
@@ -157,7 +309,10 @@ handler_start(Worker *w, Slot *s, const Job *job)
 	}
 
 	fflush(NULL);
-	pid = fork();
+	if (w->callback == NULL)
+		pid = spawn_exec(w, job, in[0], out[1], err[1], parent);
+	else
+		pid = fork();
 	if (pid < 0)
 	{
 		wlog(w, "error", "could not fork: %s", strerror(errno));
@@ -165,29 +320,23 @@ handler_start(Worker *w, Slot *s, const Job *job)
 	}
 	if (pid == 0)
 	{
+		/* the forked child of a C callback (an executable is exec_child's) */
+		JobqWorkerJob cj;
+		int			rc;
+
 		close(in[1]);
 		close(out[0]);
 		close(err[0]);
 		child_setup(w, s, job, in[0], out[1], err[1], parent);
-		if (w->callback)
-		{
-			JobqWorkerJob cj;
-			int			rc;
-
-			cj.id = job->id;
-			cj.queue = job->queue;
-			cj.payload = job->payload;
-			cj.attempt = job->attempt;
-			cj.max_attempts = job->max_attempts;
-			rc = w->callback(&cj, w->callback_arg);
-			fflush(stdout);
-			fflush(stderr);
-			_exit(rc >= 0 && rc <= 255 ? rc : 1);
-		}
-		execvp(w->handler_argv[0], w->handler_argv);
-		fprintf(stderr, "jobq-worker: could not execute \"%s\": %s\n",
-				w->handler_argv[0], strerror(errno));
-		_exit(127);
+		cj.id = job->id;
+		cj.queue = job->queue;
+		cj.payload = job->payload;
+		cj.attempt = job->attempt;
+		cj.max_attempts = job->max_attempts;
+		rc = w->callback(&cj, w->callback_arg);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(rc >= 0 && rc <= 255 ? rc : 1);
 	}
 
 	/* both sides set the group: whichever runs first wins the race */

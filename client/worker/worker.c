@@ -5,16 +5,21 @@
  *
  * The loop, once per wake-up:
  *	1. reconnect when the connection is gone (backoff 0.5 s .. 30 s);
- *	2. send the acks of finished jobs (complete/fail/release + token);
+ *	2. start claimed jobs in free slots, then send the acks of the jobs that
+ *	   finished since the last round trip: fails and releases one call
+ *	   each, completions together (one jobq_complete_batch, or, when slots
+ *	   are free, one pipelined jobq_complete_and_claim_results that claims
+ *	   for them in the same round trip), and start what that claimed;
  *	3. heartbeat: extend the lease of every job we hold that is due;
  *	4. sweep every --sweep-interval;
- *	5. start claimed jobs in free slots; claim more when a slot is free and
- *	   a NOTIFY arrived, the last claim found work, or the poll interval
- *	   passed (NOTIFY is a hint, polling is the guarantee).  An idle worker
- *	   (nothing running, nothing to report) in blocking mode sends instead
- *	   a claim that waits on the server, bounded by the poll interval and
- *	   the next sweep, and keeps polling its socket and the signal pipe
- *	   meanwhile: an enqueue's commit wakes it, a signal interrupts it;
+ *	5. claim more when a slot is free and a NOTIFY arrived, the last claim
+ *	   came back full, or the poll interval passed (NOTIFY is a hint,
+ *	   polling is the guarantee); a claim asks for the free slots, at most
+ *	   --batch (claim_size).  An idle worker (nothing running, nothing to
+ *	   report) in blocking mode sends instead, at once, a claim that waits
+ *	   on the server, bounded by the poll interval and the next sweep, and
+ *	   keeps polling its socket and the signal pipe meanwhile: an enqueue's
+ *	   commit wakes it, a signal interrupts it;
  *	6. exit when --once/--max/--burst/SIGTERM say so and nothing is left;
  *	7. poll() on the self-pipe, the connection's socket and the handlers'
  *	   pipes, until the nearest timer.
@@ -67,7 +72,8 @@ usage(FILE *f, const char *progname, bool callback)
 			"  -d, --dbname=CONNINFO      database connection string (default: PG* environment)\n"
 			"  -q, --queue=QUEUE          queue to claim from (repeatable)\n"
 			"  -c, --concurrency=N        handlers running in parallel (default 1)\n"
-			"  -b, --batch=N              jobs claimed per call, 1..1000 (default 1)\n"
+			"  -b, --batch=N              jobs claimed per call at most, 1..1000 (default:\n"
+			"                             --concurrency); above it, extra claimed jobs wait\n"
 			"  -l, --lease=SECONDS        lease per claim (default: the queue's lease)\n"
 			"      --heartbeat=SECONDS    extend the lease this often while a job runs\n"
 			"                             (default: a third of the lease; 0 = never)\n"
@@ -189,26 +195,129 @@ push_ack(Worker *w, Ack *a)
 	w->acks_tail = a;
 }
 
+/* log the line of a reported job, count it, free the ack */
 static void
-flush_acks(Worker *w)
+ack_done(Worker *w, Ack *a, const char *state)
 {
-	while (w->acks_head && w->connected)
-	{
-		Ack		   *a = w->acks_head;
-		char		state[32] = "error";
-		DbStatus	st = db_ack(w, a, state, sizeof(state));
+	log_job(w, a, state);
+	w->finished_jobs++;
+	job_free(&a->job);
+	free(a->result);
+	free(a->error);
+	free(a);
+}
 
-		if (st == DB_CONN)
-			return;				/* send again after reconnecting */
-		log_job(w, a, state);
+/* forward declarations: the claim side, below */
+static bool may_claim(Worker *w);
+static int	claim_size(Worker *w);
+static void took_jobs(Worker *w, Job *jobs, int njobs, int asked, double now);
+
+/*
+ * flush_acks
+ *		Report the jobs that finished since the last round trip.  Fails and
+ *		releases go one call each (each has its own error text and outcome).
+ *		Completions go together: one jobq_complete_batch with a result per
+ *		job, or, when a slot is free to take more work, one pipelined
+ *		jobq_complete_and_claim_results that also claims the next jobs, so
+ *		a finished handler's slot is refilled in the same round trip.  A lone
+ *		completion with nothing to claim is a plain jobq_complete.  When the
+ *		batch as a whole is refused (a result the server will not take), each
+ *		job is reported on its own, with ack_complete's fallbacks (result as a
+ *		JSON string, then NULL).  Every job logs its line with the state the
+ *		server gave it (completed, or stale when the token was refused).  On
+ *		a lost connection the acks stay queued for after the reconnect.
+ */
+static void
+flush_acks(Worker *w, double now)
+{
+	Ack		   *batch[JOBQ_COMPLETE_BATCH_MAX];
+	const char *states[JOBQ_COMPLETE_BATCH_MAX];
+	Ack		   *keep = NULL,
+			  **keep_tail = &keep;
+	Ack		   *a;
+	int			n = 0;
+
+	/* fails and releases, in order; completions are set aside */
+	while ((a = w->acks_head) != NULL && w->connected)
+	{
+		char		state[32] = "error";
+
 		w->acks_head = a->next;
+		a->next = NULL;
+		if (a->kind == ACK_COMPLETE)
+		{
+			*keep_tail = a;
+			keep_tail = &a->next;
+			continue;
+		}
+		if (db_ack(w, a, state, sizeof(state)) == DB_CONN)
+		{
+			a->next = w->acks_head;
+			w->acks_head = a;
+			break;				/* send again after reconnecting */
+		}
+		ack_done(w, a, state);
+	}
+	/* completions first again, then whatever was not sent */
+	*keep_tail = w->acks_head;
+	w->acks_head = keep;
+	w->acks_tail = NULL;
+	for (a = w->acks_head; a; a = a->next)
+		w->acks_tail = a;
+
+	while (w->connected && w->acks_head && w->acks_head->kind == ACK_COMPLETE)
+	{
+		int			claim_n = may_claim(w) ? claim_size(w) : 0;
+		Job		   *jobs = NULL;
+		int			njobs = 0;
+		DbStatus	st;
+
+		for (n = 0, a = w->acks_head; a && a->kind == ACK_COMPLETE &&
+			 n < JOBQ_COMPLETE_BATCH_MAX; a = a->next)
+			batch[n++] = a;
+		if (n == 1 && claim_n == 0)
+		{
+			char		state[32] = "error";
+
+			if (db_ack(w, batch[0], state, sizeof(state)) == DB_CONN)
+				return;
+			w->acks_head = batch[0]->next;
+			ack_done(w, batch[0], state);
+		}
+		else
+		{
+			st = db_complete_many(w, batch, n, claim_n, states, &jobs, &njobs);
+			if (st == DB_CONN)
+				return;
+			if (st == DB_ERROR)
+			{
+				/* one by one, with the fallbacks; claim on the next pass */
+				for (int i = 0; i < n; i++)
+				{
+					char		state[32] = "error";
+
+					if (db_ack(w, batch[i], state, sizeof(state)) == DB_CONN)
+					{
+						w->acks_head = batch[i];	/* the rest still follow it */
+						return;
+					}
+					w->acks_head = batch[i]->next;
+					ack_done(w, batch[i], state);
+				}
+				if (claim_n > 0)
+					w->want_claim = true;
+			}
+			else
+			{
+				w->acks_head = batch[n - 1]->next;
+				for (int i = 0; i < n; i++)
+					ack_done(w, batch[i], states[i]);
+				if (claim_n > 0)
+					took_jobs(w, jobs, njobs, claim_n, now);
+			}
+		}
 		if (w->acks_head == NULL)
 			w->acks_tail = NULL;
-		w->finished_jobs++;
-		job_free(&a->job);
-		free(a->result);
-		free(a->error);
-		free(a);
 	}
 }
 
@@ -307,17 +416,51 @@ start_jobs(Worker *w)
 	}
 }
 
+/*
+ * may_claim
+ *		A claim now would have somewhere to go: a slot is free (so the
+ *		backlog is empty: start_jobs fills free slots first), the session is
+ *		free, and --max is not reached.
+ */
 static bool
 may_claim(Worker *w)
 {
 	return !w->stopping && w->connected && !w->claiming && w->nbacklog == 0 &&
-		free_slots(w) > 0 &&
-		(w->max_jobs == 0 || w->started_jobs < w->max_jobs);
+		free_slots(w) > 0 && claim_size(w) > 0;
 }
 
-/* take the jobs of a claim into the backlog (or note that it found none) */
+/*
+ * claim_size
+ *		How many jobs the next claim asks for: the room left, at most
+ *		--batch.  The worker holds at most max(--concurrency, --batch) jobs,
+ *		running or claimed and waiting for a slot: with the default --batch
+ *		(= --concurrency) a claim takes exactly the free slots and nothing
+ *		waits; a larger --batch lets up to --batch - 1 claimed jobs wait (their
+ *		leases kept alive by the heartbeat).  --max counts too.
+ */
+static int
+claim_size(Worker *w)
+{
+	int			hold = w->batch > w->concurrency ? w->batch : w->concurrency;
+	long		n = hold - running_count(w) - w->nbacklog;
+
+	if (n > w->batch)
+		n = w->batch;
+	if (w->max_jobs > 0 && w->max_jobs - w->started_jobs - w->nbacklog < n)
+		n = w->max_jobs - w->started_jobs - w->nbacklog;
+	return n > 0 ? (int) n : 0;
+}
+
+/*
+ * took_jobs
+ *		Take the jobs of a claim that asked for `asked` into the backlog (or
+ *		note that it found none).  A claim that came back full may have left
+ *		more behind: claim again as soon as there is room.  One that came
+ *		back short emptied the queues for now; the next claim comes with the
+ *		next completion, a NOTIFY, the idle blocking claim or the poll.
+ */
 static void
-took_jobs(Worker *w, Job *jobs, int njobs, double now)
+took_jobs(Worker *w, Job *jobs, int njobs, int asked, double now)
 {
 	if (njobs == 0)
 	{
@@ -327,7 +470,7 @@ took_jobs(Worker *w, Job *jobs, int njobs, double now)
 	}
 	else
 	{
-		w->want_claim = true;	/* there may be more */
+		w->want_claim = njobs >= asked;
 		w->drained = false;
 		if (w->nbacklog + njobs > w->backlog_cap)
 		{
@@ -354,13 +497,19 @@ took_jobs(Worker *w, Job *jobs, int njobs, double now)
  *		way (not idle, no blocking in this session, --burst, a sweep due).
  */
 static bool
+idle_blocking(Worker *w)
+{
+	return w->blocking && !w->burst && running_count(w) == 0 && w->nbacklog == 0 &&
+		w->acks_head == NULL;
+}
+
+static bool
 blocking_claim(Worker *w, double now)
 {
 	double		wait = w->poll_interval;
-	int			n = w->batch;
+	int			n = claim_size(w);
 
-	if (!w->blocking || w->burst || running_count(w) > 0 || w->nbacklog > 0 ||
-		w->acks_head != NULL)
+	if (!idle_blocking(w) || n <= 0)
 		return false;
 	if (w->sweep_interval > 0 && w->next_sweep - now < wait)
 		wait = w->next_sweep - now;
@@ -368,9 +517,10 @@ blocking_claim(Worker *w, double now)
 		wait = JOBQ_CLAIM_WAIT_MAX_MS / 1000.0;
 	if (wait < 0.05)
 		return false;
-	if (w->max_jobs > 0 && w->max_jobs - w->started_jobs < n)
-		n = (int) (w->max_jobs - w->started_jobs);
-	return db_claim_start(w, n, (int) (wait * 1000)) == DB_OK;
+	if (db_claim_start(w, n, (int) (wait * 1000)) != DB_OK)
+		return false;
+	w->claim_asked = n;
+	return true;
 }
 
 /* the socket of a waiting claim is readable: take the answer when it is in */
@@ -386,10 +536,14 @@ claim_poll(Worker *w, double now)
 		return;
 	if (db_claim_finish(w, &jobs, &njobs) != DB_OK)
 		return;
-	took_jobs(w, jobs, njobs, now);
-	/* an empty answer means the wait is over: wait again at once */
-	if (njobs == 0 && now - w->claim_started > 0.1)
-		w->next_poll = now;
+	took_jobs(w, jobs, njobs, w->claim_asked, now);
+
+	/*
+	 * An empty answer means the wait is over (or another worker took the
+	 * job that woke us): wait again at once, but not more than ten times a
+	 * second.
+	 */
+	w->block_after = w->claim_started + 0.1;
 }
 
 /*
@@ -408,19 +562,17 @@ claim_abort(Worker *w, double now)
 		return;
 	db_claim_interrupt(w);
 	if (db_claim_finish(w, &jobs, &njobs) == DB_OK)
-		took_jobs(w, jobs, njobs, now);
+		took_jobs(w, jobs, njobs, w->claim_asked, now);
 }
 
 static void
 claim(Worker *w, double now)
 {
-	int			n = w->batch;
+	int			n = claim_size(w);
 	Job		   *jobs;
 	int			njobs;
 	DbStatus	st;
 
-	if (w->max_jobs > 0 && w->max_jobs - w->started_jobs < n)
-		n = (int) (w->max_jobs - w->started_jobs);
 	st = db_claim(w, n, &jobs, &njobs);
 	if (st == DB_ERROR)
 	{
@@ -433,7 +585,7 @@ claim(Worker *w, double now)
 	}
 	if (st != DB_OK)
 		return;
-	took_jobs(w, jobs, njobs, now);
+	took_jobs(w, jobs, njobs, n, now);
 }
 
 /* SIGCHLD: collect exited handlers and queue their acks */
@@ -533,6 +685,12 @@ poll_timeout(Worker *w, double now)
 		if (w->want_claim)
 			return 0;
 		NEAR(w->next_poll);
+		if (idle_blocking(w))
+		{
+			if (w->block_after <= now)
+				return 0;
+			NEAR(w->block_after);
+		}
 	}
 	if (w->sweep_interval > 0 && !w->claiming)
 		NEAR(w->next_sweep);	/* (a waiting claim ends by then) */
@@ -588,9 +746,14 @@ run_loop(Worker *w)
 
 		if (!w->connected && now >= w->reconnect_at)
 			db_connect(w);
+		/* claimed jobs into free slots before any round trip */
+		if (!w->stopping)
+			start_jobs(w);
 		if (!w->claiming)
 		{
-			flush_acks(w);
+			flush_acks(w, now);	/* may claim for the free slots too */
+			if (!w->stopping)
+				start_jobs(w);
 			heartbeats(w, now);
 		}
 		for (int i = 0; i < w->concurrency; i++)
@@ -621,6 +784,11 @@ run_loop(Worker *w)
 				if (!blocking_claim(w, now))
 					claim(w, now);
 				start_jobs(w);
+			}
+			else if (may_claim(w) && idle_blocking(w) && now >= w->block_after)
+			{
+				/* idle: wait on the server at once, not at the next poll */
+				blocking_claim(w, now);
 			}
 		}
 
@@ -771,7 +939,7 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 	memset(&w, 0, sizeof(w));
 	w.queues = xmalloc(sizeof(char *) * (argc + 1));
 	w.concurrency = 1;
-	w.batch = 1;
+	w.batch = 0;				/* = --concurrency unless given */
 	w.heartbeat = -1;
 	w.kill_after = 5;
 	w.wait_mode = WAIT_AUTO;
@@ -908,6 +1076,8 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 		goto try_help;
 	}
 	w.handler_argv = argv + optind;
+	if (w.batch == 0)
+		w.batch = w.concurrency;
 
 	gethostname(host, sizeof(host));
 	host[sizeof(host) - 1] = '\0';

@@ -157,7 +157,7 @@ typedef struct Worker
 	char	  **queues;
 	int			nqueues;
 	int			concurrency;
-	int			batch;
+	int			batch;			/* jobs per claim; default --concurrency */
 	double		lease;			/* 0 = the queue's lease */
 	double		heartbeat;		/* <0 = a third of the lease; 0 = off */
 	double		timeout;		/* 0 = none */
@@ -183,6 +183,7 @@ typedef struct Worker
 	bool		blocking;		/* idle claims wait on the server (session) */
 	bool		claiming;		/* a waiting claim is in flight */
 	double		claim_started;	/* monotonic */
+	int			claim_asked;	/* jobs the waiting claim asked for */
 	bool		mode_logged;
 	double		reconnect_at;	/* monotonic; when conn is NULL */
 	double		backoff;
@@ -195,8 +196,9 @@ typedef struct Worker
 	Ack		   *acks_tail;
 	long		started_jobs;
 	long		finished_jobs;
-	bool		want_claim;		/* a NOTIFY arrived or claims found work */
+	bool		want_claim;		/* a NOTIFY arrived or a claim came back full */
 	double		next_poll;
+	double		block_after;	/* monotonic; no idle blocking claim before */
 	double		next_sweep;
 	bool		stopping;		/* SIGTERM: finish running jobs */
 	double		stop_deadline;
@@ -242,6 +244,8 @@ extern DbStatus db_claim_poll(Worker *w, bool *done);
 extern DbStatus db_claim_finish(Worker *w, Job **jobs, int *njobs);
 extern void db_claim_interrupt(Worker *w);
 extern DbStatus db_ack(Worker *w, Ack *a, char *state, size_t statelen);
+extern DbStatus db_complete_many(Worker *w, Ack **acks, int n, int claim_n,
+								 const char **states, Job **jobs, int *njobs);
 extern DbStatus db_extend(Worker *w, Job *job, bool *stale, double *lease_left);
 extern DbStatus db_release(Worker *w, Job *job, bool *released);
 extern DbStatus db_sweep(Worker *w);
