@@ -433,19 +433,16 @@ class Bench:
                     "SELECT jobq_create_queue('idle') WHERE NOT EXISTS "
                     "(SELECT FROM jobq_queues() WHERE queue = 'idle')", 'CHECKPOINT')
         waiters = None
-        if n:
-            waiters = subprocess.Popen([DRIVER, 'wait', '-q', 'idle', '-c', str(n),
-                                        '-d', self.c.conninfo],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                if int(self.c.sql('SELECT waiting FROM jobq_wait_stats()') or 0) >= n:
-                    break
-                time.sleep(0.2)
-            else:
-                waiters.kill()
-                raise BenchError(f'{n} waiters did not all start waiting')
         try:
+            if n:
+                waiters = subprocess.Popen([DRIVER, 'wait', '-q', 'idle', '-c', str(n),
+                                            '-d', self.c.conninfo],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                deadline = time.time() + 60
+                while int(self.c.sql('SELECT waiting FROM jobq_wait_stats()') or 0) < n:
+                    if time.time() > deadline:
+                        raise BenchError(f'{n} waiters did not all start waiting')
+                    time.sleep(0.2)
             (tps, _), cpu, wal = self.measure(lambda: self.pgbench('jobq_enqueue.sql', c, T=T))
         finally:
             if waiters is not None:
@@ -455,6 +452,12 @@ class Bench:
                 except subprocess.TimeoutExpired:
                     waiters.kill()
                     waiters.wait()
+                # the waiters' backends end with their claims; wait for the
+                # slots before the next benchmark connects
+                deadline = time.time() + 30
+                while int(self.c.sql('SELECT waiting FROM jobq_wait_stats()') or 0) > 0 \
+                        and time.time() < deadline:
+                    time.sleep(0.2)
             self.c.sql("SELECT FROM jobq_alter_queue('bench', notify => true)")
         self.record(f'waiters/{n}', tps, 'jobs/s', clients=c)
 

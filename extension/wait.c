@@ -55,12 +55,21 @@ typedef struct JobqWaiter
 	uint32		queues[JOBQ_WAIT_QUEUES_MAX];	/* hashes of queue names */
 } JobqWaiter;
 
+/*
+ * Waiters per (database, queue) hash bucket.  A commit looks only at the
+ * buckets of the queues it made jobs ready in, without any lock; producers
+ * of queues nobody waits on never touch the waiter array's lock, however
+ * many claims wait on other queues.
+ */
+#define JOBQ_WAIT_BUCKETS	1024
+
 typedef struct JobqWaitShared
 {
 	LWLock	   *lock;			/* protects slots[] */
 	int			nslots;
-	pg_atomic_uint32 nwaiting;	/* slots in use; lets commits skip the lock */
+	pg_atomic_uint32 nwaiting;	/* slots in use */
 	pg_atomic_uint64 wakeups;	/* latches set by commits, ever */
+	pg_atomic_uint32 buckets[JOBQ_WAIT_BUCKETS];	/* waiters per bucket */
 	JobqWaiter	slots[FLEXIBLE_ARRAY_MEMBER];
 } JobqWaitShared;
 
@@ -119,6 +128,8 @@ jobq_wait_shmem_init(void)
 		wait_shared->nslots = jobq_wait_slots();
 		pg_atomic_init_u32(&wait_shared->nwaiting, 0);
 		pg_atomic_init_u64(&wait_shared->wakeups, 0);
+		for (int i = 0; i < JOBQ_WAIT_BUCKETS; i++)
+			pg_atomic_init_u32(&wait_shared->buckets[i], 0);
 		for (int i = 0; i < wait_shared->nslots; i++)
 			wait_shared->slots[i].latch = NULL;
 	}
@@ -131,6 +142,16 @@ static uint32
 queue_hash(const char *name, int len)
 {
 	return hash_bytes((const unsigned char *) name, len);
+}
+
+/*
+ * bucket_of
+ *	  The waiter bucket of a queue hash in this database.
+ */
+static pg_atomic_uint32 *
+bucket_of(Oid dboid, uint32 queue)
+{
+	return &wait_shared->buckets[hash_combine(queue, dboid) % JOBQ_WAIT_BUCKETS];
 }
 
 /*
@@ -176,10 +197,31 @@ jobq_xact_callback(XactEvent event, void *arg)
 			if (nnotes > 0 && wait_shared != NULL &&
 				pg_atomic_read_u32(&wait_shared->nwaiting) > 0)
 			{
-				LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
+				bool		locked = false;
+
+				/*
+				 * NB: our commit is visible by now; the barrier keeps the
+				 * bucket reads below from being done before it.
+				 */
+				pg_memory_barrier();
 				for (int i = 0; i < nnotes; i++)
+				{
+					/*
+					 * NB: a waiter raises its bucket before its first claim
+					 * attempt, so a zero here means nobody could have missed
+					 * this commit's jobs.
+					 */
+					if (pg_atomic_read_u32(bucket_of(MyDatabaseId, notes[i].queue)) == 0)
+						continue;
+					if (!locked)
+					{
+						LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
+						locked = true;
+					}
 					wake_waiters(&notes[i]);
-				LWLockRelease(wait_shared->lock);
+				}
+				if (locked)
+					LWLockRelease(wait_shared->lock);
 			}
 			/* FALLTHROUGH */
 		case XACT_EVENT_ABORT:
@@ -293,6 +335,8 @@ jobq_wait_register(Datum *queues, int nqueues)
 		}
 		w->latch = MyLatch;
 		pg_atomic_fetch_add_u32(&wait_shared->nwaiting, 1);
+		for (int q = 0; q < nqueues; q++)
+			pg_atomic_fetch_add_u32(bucket_of(MyDatabaseId, w->queues[q]), 1);
 	}
 	LWLockRelease(wait_shared->lock);
 	return w != NULL;
@@ -323,7 +367,13 @@ jobq_wait_unregister(void)
 	if (wait_shared == NULL || my_slot < 0)
 		return;
 	LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
-	wait_shared->slots[my_slot].latch = NULL;
+	{
+		JobqWaiter *w = &wait_shared->slots[my_slot];
+
+		for (int q = 0; q < w->nqueues; q++)
+			pg_atomic_fetch_sub_u32(bucket_of(w->dboid, w->queues[q]), 1);
+		w->latch = NULL;
+	}
 	pg_atomic_fetch_sub_u32(&wait_shared->nwaiting, 1);
 	LWLockRelease(wait_shared->lock);
 	my_slot = -1;
@@ -351,10 +401,23 @@ jobq_wait_counters(int64 *waiting, int64 *wakeups)
 }
 
 /*
+ * pq_check_connection is declared in libpq/libpq.h, whose libpq-be.h needs
+ * the GSSAPI headers of the server's build; declaring the one function we
+ * use (PostgreSQL 14 and later) spares extension builders that dependency.
+ */
+extern bool pq_check_connection(void);
+
+/*
  * jobq_wait_sleep
  *	  Sleep up to timeout_ms or until the latch is set, then clear it and
  *	  serve interrupts: a cancel or statement_timeout sets the latch, so it
  *	  ends the wait at once, with its usual error.
+ *
+ *	  After each sleep the client's socket is checked too: a client that
+ *	  went away mid-wait would otherwise keep its backend, and a connection
+ *	  slot, until the wait ran out (up to JOBQ_WAIT_MAX_USECS).  Its backend
+ *	  ends instead, as it would on its next read.  Sleeps are at most
+ *	  jobq.claim_recheck_interval long, so this is noticed within that.
  */
 void
 jobq_wait_sleep(long timeout_ms)
@@ -364,4 +427,8 @@ jobq_wait_sleep(long timeout_ms)
 						 timeout_ms, PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
+	if (MyProcPort != NULL && !pq_check_connection())
+		ereport(FATAL,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("connection to client lost during a waiting claim")));
 }

@@ -130,6 +130,17 @@ like($err, qr/canceling statement due to statement timeout/, 'statement_timeout 
 ok($took < 10, 'at once');
 is($node->safe_psql('postgres', $waiting), '0', 'slot freed');
 
+# 4b. A client that dies mid-wait does not keep its backend for the wait.
+$w = start_waiter($node, sprintf($claim_a, '300 s'));
+ok(poll($node, $waiting, '1'), 'waiting for 300 s');
+$pid = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE query LIKE '%jobq_claim(''a''%' AND pid <> pg_backend_pid()");
+kill 'KILL', $w->{h}->{KIDS}[0]{PID};
+eval { $w->{h}->finish; };
+ok(poll($node, "SELECT count(*) FROM pg_stat_activity WHERE pid = $pid", '0', 15),
+	'the backend of a vanished client ends within the recheck interval');
+is($node->safe_psql('postgres', $waiting), '0', 'and its slot is free');
+
 # 5. Many waiters and a burst: one wakeup per job, no herd.
 my $n_waiters = 100;
 # a long wait: on a loaded machine starting 100 psql processes takes a while,
