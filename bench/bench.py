@@ -437,7 +437,8 @@ class Bench:
             if n:
                 waiters = subprocess.Popen([DRIVER, 'wait', '-q', 'idle', '-c', str(n),
                                             '-d', self.c.conninfo],
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                           start_new_session=True)
                 deadline = time.time() + 60
                 while int(self.c.sql('SELECT waiting FROM jobq_wait_stats()') or 0) < n:
                     if time.time() > deadline:
@@ -450,7 +451,7 @@ class Bench:
                 try:
                     waiters.wait(timeout=30)
                 except subprocess.TimeoutExpired:
-                    waiters.kill()
+                    os.killpg(waiters.pid, signal.SIGKILL)   # the driver and its children
                     waiters.wait()
                 # the waiters' backends end with their claims; wait for the
                 # slots before the next benchmark connects

@@ -418,11 +418,11 @@ consume(void)
 	}
 	while (!stop)
 		pause();
+	/* signal them all first: each may sit in a blocking claim for seconds */
 	for (int c = 0; c < clients; c++)
-	{
 		kill(pids[c], SIGTERM);
+	for (int c = 0; c < clients; c++)
 		waitpid(pids[c], NULL, 0);
-	}
 	return 0;
 }
 
