@@ -46,6 +46,7 @@ PG_FUNCTION_INFO_V1(jobq_enqueue_batch);
 #define DEDUPE_RETRIES		10
 
 static SPIPlanPtr insert_plan = NULL;
+static SPIPlanPtr insert_keyed_plan = NULL;
 static SPIPlanPtr insert_many_plan = NULL;
 static SPIPlanPtr find_key_plan = NULL;
 
@@ -151,23 +152,33 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	int			rc;
 
+	/*
+	 * Two plans: ON CONFLICT makes every insert speculative (an extra index
+	 * probe and an extra WAL record to confirm the insertion), which a job
+	 * without a dedupe key can never need.
+	 */
 	if (insert_plan == NULL)
 	{
 		Oid			types[] = {TEXTOID, JSONBOID, INT2OID, TIMESTAMPTZOID, INT4OID,
 		TIMESTAMPTZOID, TEXTOID};
 
-		insert_plan = jobq_prepare(
-								   "WITH q AS ("
-								   "  SELECT name, max_attempts, notify AND NOT paused AS notify, NOT paused AS active"
-								   "  FROM jobq.queues WHERE name = $1),"
-								   " ins AS ("
-								   "  INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts,"
-								   "                         enqueued_at, dedupe_key, payload)"
-								   "  SELECT q.name, $3, $4, COALESCE($5, q.max_attempts), $6, $7, $2 FROM q"
-								   "  ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"
-								   "  RETURNING id)"
-								   " SELECT (SELECT id FROM ins), q.notify, q.active FROM q",
-								   7, types);
+#define ENQUEUE_SQL(CONFLICT) \
+		"WITH q AS (" \
+		"  SELECT name, max_attempts, notify AND NOT paused AS notify, NOT paused AS active" \
+		"  FROM jobq.queues WHERE name = $1)," \
+		" ins AS (" \
+		"  INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts," \
+		"                         enqueued_at, dedupe_key, payload)" \
+		"  SELECT q.name, $3, $4, COALESCE($5, q.max_attempts), $6, $7, $2 FROM q" \
+		CONFLICT \
+		"  RETURNING id)" \
+		" SELECT (SELECT id FROM ins), q.notify, q.active FROM q"
+
+		insert_plan = jobq_prepare(ENQUEUE_SQL(""), 7, types);
+		insert_keyed_plan = jobq_prepare(ENQUEUE_SQL("  ON CONFLICT (queue, dedupe_key)"
+													 " WHERE dedupe_key IS NOT NULL DO NOTHING"),
+										 7, types);
+#undef ENQUEUE_SQL
 	}
 	if (find_key_plan == NULL)
 	{
@@ -195,7 +206,8 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 		bool		isnull;
 		int64		id;
 
-		rc = SPI_execute_plan(insert_plan, values, nulls, false, 0);
+		rc = SPI_execute_plan(dedupe_key ? insert_keyed_plan : insert_plan,
+							  values, nulls, false, 0);
 		jobq_spi_check(rc, SPI_OK_SELECT, "enqueue");
 		if (SPI_processed == 0)
 			queue_missing(args->queue);
