@@ -58,4 +58,29 @@ ok(wait_for($node, "SELECT state FROM jobq_job($id)", 'completed', 20),
 	'--no-listen: job completed by polling after the termination');
 is(stop_worker($w, 'TERM'), 0, 'worker stops with exit 0');
 
+# The server goes away for a while: the worker waits for it without
+# burning CPU, and goes on when it is back.
+sub cpu_ticks
+{
+	my $pid = shift;
+	my @f = split ' ', slurp_file("/proc/$pid/stat");
+	return $f[13] + $f[14];		# utime + stime, in clock ticks
+}
+$w = start_worker($node, '-q', 'r', '-c', '4', '--sweep-interval', '1',
+	'--poll-interval', '0.2', '--', $h);
+ok(wait_for($node, "SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'jobq-worker'"),
+	'worker connected');
+$node->stop('fast');
+sleep 1;
+my $ticks = cpu_ticks($w->{pid});
+sleep 3;
+$ticks = cpu_ticks($w->{pid}) - $ticks;
+note("worker CPU while the server was down: $ticks ticks in 3 s");
+ok($ticks < 50, 'no busy loop while the server is down (under a sixth of a core)');
+$node->start;
+$id = $node->safe_psql('postgres', "SELECT jobq_enqueue('r', '{}')");
+ok(wait_for($node, "SELECT state FROM jobq_job($id)", 'completed', 60),
+	'after the server is back the worker reconnects and runs the job');
+is(stop_worker($w, 'TERM'), 0, 'worker stops with exit 0');
+
 done_testing();

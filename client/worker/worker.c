@@ -671,7 +671,12 @@ on_signals(Worker *w, double now)
 		claim_abort(w, now);
 }
 
-/* the nearest timer, as a poll() timeout in ms */
+/*
+ * the nearest timer, as a poll() timeout in ms.  NB: while disconnected only
+ * the reconnect and the handlers' own timers count: claim, sweep and
+ * heartbeat times need the connection, and once past due they would make
+ * every poll() return at once (a busy loop until the server is back).
+ */
 static int
 poll_timeout(Worker *w, double now)
 {
@@ -680,7 +685,7 @@ poll_timeout(Worker *w, double now)
 #define NEAR(x) do { if ((x) > 0 && (x) < t) t = (x); } while (0)
 	if (!w->connected)
 		NEAR(w->reconnect_at);
-	if (may_claim(w))
+	if (w->connected && may_claim(w))
 	{
 		if (w->want_claim)
 			return 0;
@@ -692,7 +697,7 @@ poll_timeout(Worker *w, double now)
 			NEAR(w->block_after);
 		}
 	}
-	if (w->sweep_interval > 0 && !w->claiming)
+	if (w->connected && w->sweep_interval > 0 && !w->claiming)
 		NEAR(w->next_sweep);	/* (a waiting claim ends by then) */
 	if (w->stopping)
 		NEAR(w->stop_deadline);
@@ -705,10 +710,12 @@ poll_timeout(Worker *w, double now)
 		if (s->kill_reason == KILL_NONE)
 			NEAR(s->deadline);
 		NEAR(s->kill_at);
-		NEAR(s->job.next_heartbeat);
+		if (w->connected)
+			NEAR(s->job.next_heartbeat);
 	}
-	for (int i = 0; i < w->nbacklog; i++)
-		NEAR(w->backlog[i].next_heartbeat);
+	if (w->connected)
+		for (int i = 0; i < w->nbacklog; i++)
+			NEAR(w->backlog[i].next_heartbeat);
 #undef NEAR
 	if (t <= now)
 		return 0;
