@@ -702,6 +702,40 @@ jobq_claim_finish(JobqConn *conn)
 }
 
 /*
+ * fenced_exec
+ *		Run a fenced statement (complete, fail, extend, release) of the
+ *		given values; its single result column is false or NULL when the
+ *		token is stale (or the job unknown).  Then the call fails with
+ *		JOBQ_ERR_STALE and "job N: stale claim token or unknown job;
+ *		<consequence>".  Returns the result, which the caller PQclears, with
+ *		*value pointing into it (never false or NULL); NULL on any error.
+ */
+static PGresult *
+fenced_exec(JobqConn *conn, JobqStmt stmt, int nvalues, const char *const *values,
+			int64_t id, const char *consequence, const char **value)
+{
+	PGresult   *res = jobq_exec(conn, stmt, nvalues, values, 1);
+	int			ok;
+
+	if (res == NULL)
+		return NULL;
+	*value = single_value(conn, res, &ok);
+	if (ok && (*value == NULL || strcmp(*value, "f") == 0))
+	{
+		jobq_set_error(conn, JOBQ_ERR_STALE,
+					   "job %lld: stale claim token or unknown job; %s",
+					   (long long) id, consequence);
+		ok = 0;
+	}
+	if (!ok)
+	{
+		PQclear(res);
+		return NULL;
+	}
+	return res;
+}
+
+/*
  * jobq_complete: see jobq-client.h.
  */
 int
@@ -713,7 +747,6 @@ jobq_complete(JobqConn *conn, int64_t id, const char *token,
 	char	   *json = NULL;
 	PGresult   *res;
 	const char *v;
-	int			ok;
 
 	if (conn == NULL)
 		return JOBQ_ERR;
@@ -727,24 +760,10 @@ jobq_complete(JobqConn *conn, int64_t id, const char *token,
 	values[0] = idbuf;
 	values[1] = token;
 	values[2] = json;
-	res = jobq_exec(conn, STMT_COMPLETE, 3, values, 1);
+	res = fenced_exec(conn, STMT_COMPLETE, 3, values, id, "nothing changed", &v);
 	free(json);
 	if (res == NULL)
 		return JOBQ_ERR;
-	v = single_value(conn, res, &ok);
-	if (!ok)
-	{
-		PQclear(res);
-		return JOBQ_ERR;
-	}
-	if (v == NULL || v[0] != 't')
-	{
-		jobq_set_error(conn, JOBQ_ERR_STALE,
-					   "job %lld: stale claim token or unknown job; nothing changed",
-					   (long long) id);
-		PQclear(res);
-		return JOBQ_ERR;
-	}
 	PQclear(res);
 	return JOBQ_OK;
 }
@@ -1079,7 +1098,6 @@ jobq_fail(JobqConn *conn, int64_t id, const char *token, const char *error,
 	const char *values[5];
 	PGresult   *res;
 	const char *v;
-	int			ok;
 
 	if (conn == NULL)
 		return JOBQ_ERR;
@@ -1097,23 +1115,9 @@ jobq_fail(JobqConn *conn, int64_t id, const char *token, const char *error,
 	values[2] = error;
 	values[3] = retry_in_s != -1 ? retry : NULL;
 	values[4] = permanent ? "true" : "false";
-	res = jobq_exec(conn, STMT_FAIL, 5, values, 1);
+	res = fenced_exec(conn, STMT_FAIL, 5, values, id, "nothing changed", &v);
 	if (res == NULL)
 		return JOBQ_ERR;
-	v = single_value(conn, res, &ok);
-	if (!ok)
-	{
-		PQclear(res);
-		return JOBQ_ERR;
-	}
-	if (v == NULL)
-	{
-		jobq_set_error(conn, JOBQ_ERR_STALE,
-					   "job %lld: stale claim token or unknown job; nothing changed",
-					   (long long) id);
-		PQclear(res);
-		return JOBQ_ERR;
-	}
 	if (new_state != NULL)
 		*new_state = jobq_state_from_name(v);
 	PQclear(res);
@@ -1131,7 +1135,6 @@ jobq_extend(JobqConn *conn, int64_t id, const char *token, int lease_s)
 	const char *values[3];
 	PGresult   *res;
 	const char *v;
-	int			ok;
 
 	if (conn == NULL)
 		return JOBQ_ERR;
@@ -1148,16 +1151,11 @@ jobq_extend(JobqConn *conn, int64_t id, const char *token, int lease_s)
 	values[0] = idbuf;
 	values[1] = token;
 	values[2] = lease_s != -1 ? lease : NULL;
-	res = jobq_exec(conn, STMT_EXTEND, 3, values, 1);
+	res = fenced_exec(conn, STMT_EXTEND, 3, values, id, "lease not extended", &v);
 	if (res == NULL)
 		return JOBQ_ERR;
-	v = single_value(conn, res, &ok);
-	if (ok && v == NULL)
-		jobq_set_error(conn, JOBQ_ERR_STALE,
-					   "job %lld: stale claim token or unknown job; lease not extended",
-					   (long long) id);
 	PQclear(res);
-	return conn->err == JOBQ_ERR_NONE ? JOBQ_OK : JOBQ_ERR;
+	return JOBQ_OK;
 }
 
 /*
@@ -1170,7 +1168,6 @@ jobq_release(JobqConn *conn, int64_t id, const char *token)
 	const char *values[2];
 	PGresult   *res;
 	const char *v;
-	int			ok;
 
 	if (conn == NULL)
 		return JOBQ_ERR;
@@ -1180,16 +1177,11 @@ jobq_release(JobqConn *conn, int64_t id, const char *token)
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long) id);
 	values[0] = idbuf;
 	values[1] = token;
-	res = jobq_exec(conn, STMT_RELEASE, 2, values, 1);
+	res = fenced_exec(conn, STMT_RELEASE, 2, values, id, "not released", &v);
 	if (res == NULL)
 		return JOBQ_ERR;
-	v = single_value(conn, res, &ok);
-	if (ok && (v == NULL || v[0] != 't'))
-		jobq_set_error(conn, JOBQ_ERR_STALE,
-					   "job %lld: stale claim token or unknown job; not released",
-					   (long long) id);
 	PQclear(res);
-	return conn->err == JOBQ_ERR_NONE ? JOBQ_OK : JOBQ_ERR;
+	return JOBQ_OK;
 }
 
 /*
