@@ -378,7 +378,7 @@ class Bench:
             if backlog is not None:
                 raise BenchError('driver drains to empty; use pgbench for backlogs')
             (jobs, secs, rate), cpu, wal = self.measure(
-                lambda: self.driver('drain', '-c', str(c), '-b', str(b)))
+                lambda: self.driver('drain', '-c', str(c), '-b', str(b), '--chained'))
         else:
             (tps, _), cpu, wal = self.measure(
                 lambda: self.pgbench(f'{impl}_drain_{b}.sql', c, t=per_client))
@@ -838,7 +838,7 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
                 what = 'single-job' if b == 1 else 'batched (100)'
                 hist = 'history off' if ret == 0 else 'history kept'
                 tgt = 1.0 if b == 1 else (1.5 if ret == 0 else 1.0)
-                for impl, nm in (('jobq', 'pgbench'), ('driver', 'libjobq')):
+                for impl, nm in (('jobq', 'pgbench'), ('driver', 'libjobq, chained')):
                     cmp(f'drain {what}, {c} workers, {hist} — jobq ({nm})',
                         f'drain/{impl}/c{c}/b{b}/ret{ret}', f'drain/ref/c{c}/b{b}', tgt)
     for c in bench.m['worker_conc']:

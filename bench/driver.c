@@ -9,7 +9,10 @@
  *
  *	  driver drain    -d CONNINFO -q QUEUE -c CLIENTS -b BATCH
  *	      claim BATCH jobs, no-op, complete (BATCH = 1: jobq_complete; else
- *	      jobq_complete_batch), until a claim comes back empty.
+ *	      jobq_complete_batch), until a claim comes back empty.  With
+ *	      --chained, each call completes the previous batch and claims the
+ *	      next in one round trip and transaction (jobq_complete_and_claim,
+ *	      as jobq-worker does).
  *	  driver enqueue  -d CONNINFO -q QUEUE -c CLIENTS -T SECONDS
  *	      jobq_enqueue, one job per call (= per transaction), for SECONDS.
  *	  driver enqueue-batch -d CONNINFO -q QUEUE -c CLIENTS -n CALLS -s SIZE
@@ -74,6 +77,7 @@ static int	interval_ms = 5;
 static int	poll_ms = 50;
 static int	no_listen = 0;
 static int	blocking = 0;
+static int	chained = 0;
 static const char *outfile = NULL;
 static volatile sig_atomic_t stop = 0;
 
@@ -177,6 +181,61 @@ client_drain(JobqConn *conn, long *errors)
 	return done;
 }
 
+/*
+ * client_drain_chained: the shape jobq-worker uses.  Each round trip
+ * completes the previous batch and claims the next in one transaction
+ * (jobq_complete_and_claim): one commit per batch instead of two.
+ */
+static long
+client_drain_chained(JobqConn *conn, long *errors)
+{
+	const char *qs[1] = {queue};
+	long		done = 0;
+	int64_t    *ids = malloc(sizeof(int64_t) * batch);
+	const char **toks = malloc(sizeof(char *) * batch);
+	int		   *acc = malloc(sizeof(int) * batch);
+	JobqJobList *prev = NULL;
+	size_t		n = 0;
+
+	for (;;)
+	{
+		JobqJobList *list = jobq_complete_and_claim(conn, n, ids, toks, acc,
+													qs, 1, batch, -1, "driver");
+
+		if (list == NULL)
+		{
+			(*errors)++;
+			die("complete_and_claim", conn);
+		}
+		for (size_t i = 0; i < n; i++)
+		{
+			if (acc[i])
+				done++;
+			else
+				(*errors)++;
+		}
+		jobq_joblist_free(prev);	/* the tokens just completed */
+		prev = list;
+		n = jobq_joblist_count(list);
+		if (n == 0)
+			break;
+		for (size_t i = 0; i < n; i++)
+		{
+			const JobqJob *job = jobq_joblist_get(list, i);
+			size_t		len;
+
+			(void) jobq_job_payload(job, &len);	/* the no-op handler */
+			ids[i] = jobq_job_id(job);
+			toks[i] = jobq_job_token(job);
+		}
+	}
+	jobq_joblist_free(prev);
+	free(ids);
+	free(toks);
+	free(acc);
+	return done;
+}
+
 static long
 client_enqueue(JobqConn *conn, long *errors, int64_t deadline)
 {
@@ -269,7 +328,8 @@ run_clients(const char *mode)
 			while (!shared->go)
 				usleep(100);
 			if (strcmp(mode, "drain") == 0)
-				n = client_drain(conn, &shared->errors[c]);
+				n = chained ? client_drain_chained(conn, &shared->errors[c])
+					: client_drain(conn, &shared->errors[c]);
 			else if (strcmp(mode, "enqueue") == 0)
 				n = client_enqueue(conn, &shared->errors[c],
 								   now_ns() + (int64_t) (seconds * 1e9));
@@ -457,7 +517,7 @@ usage(void)
 	fprintf(stderr,
 			"usage: driver drain|enqueue|enqueue-batch|produce|consume|handler\n"
 			"  -d CONNINFO -q QUEUE -c CLIENTS -b BATCH -T SECONDS -n N -s SIZE\n"
-			"  -i INTERVAL_MS -p POLL_MS -o FILE --no-listen --blocking\n"
+			"  -i INTERVAL_MS -p POLL_MS -o FILE --no-listen --blocking --chained\n"
 			"  (modes also: wait)\n");
 	exit(2);
 }
@@ -484,6 +544,11 @@ main(int argc, char **argv)
 		{
 			blocking = 1;
 			no_listen = 1;
+			continue;
+		}
+		if (strcmp(a, "--chained") == 0)
+		{
+			chained = 1;
 			continue;
 		}
 		if (v == NULL)
