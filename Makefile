@@ -19,6 +19,7 @@ OBJS = \
 	extension/admin.o \
 	extension/inspect.o \
 	extension/wait.o \
+	extension/relay.o \
 	extension/sweeper.o
 
 DATA = $(wildcard extension/jobq--*.sql)

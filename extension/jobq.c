@@ -20,7 +20,6 @@
  */
 #include "jobq.h"
 
-#include "commands/async.h"
 #include "miscadmin.h"
 #include "common/hashfn.h"
 #include "storage/ipc.h"
@@ -58,6 +57,7 @@ jobq_shmem_request(void)
 		prev_shmem_request_hook();
 #endif
 	RequestAddinShmemSpace(jobq_wait_shmem_size());
+	RequestAddinShmemSpace(jobq_relay_shmem_size());
 	RequestNamedLWLockTranche("jobq", 1);
 }
 
@@ -71,6 +71,7 @@ jobq_shmem_startup(void)
 		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	jobq_wait_shmem_init();
+	jobq_relay_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -133,32 +134,11 @@ _PG_init(void)
 		prev_shmem_startup_hook = shmem_startup_hook;
 		shmem_startup_hook = jobq_shmem_startup;
 		jobq_wait_register_callbacks();
+		jobq_relay_register_callbacks();
 		jobq_register_sweepers();
 	}
 
 	MarkGUCPrefixReserved("jobq");
-}
-
-/*
- * jobq_notify_queue
- *	  NOTIFY "jobq.<queue>" with an empty payload: a hint for idle workers,
- *	  never data (any role may LISTEN on any channel).  PostgreSQL folds
- *	  identical notifications of one transaction into one, so a transaction
- *	  that makes many jobs ready sends one notification per queue, at
- *	  commit, and none if it rolls back.
- */
-void
-jobq_notify_queue(text *queue)
-{
-	char		channel[NAMEDATALEN];
-	int			len = VARSIZE_ANY_EXHDR(queue);
-
-	if (len > JOBQ_QUEUE_NAME_MAX)
-		elog(ERROR, "jobq: queue name too long for a channel");
-	memcpy(channel, "jobq.", 5);
-	memcpy(channel + 5, VARDATA_ANY(queue), len);
-	channel[5 + len] = '\0';
-	Async_Notify(channel, "");
 }
 
 /*

@@ -64,7 +64,6 @@ extern int	jobq_claim_recheck_ms;
 extern char *jobq_sweeper_databases;
 extern int	jobq_sweep_interval_ms;
 extern int	jobq_sweep_batch_size;
-extern void jobq_notify_queue(text *queue);
 extern void jobq_lock_queue_name(text *queue, int mode);
 
 /* first key of jobq's advisory locks (the bytes "jobq") */
@@ -81,6 +80,15 @@ extern void jobq_wait_unregister(void);
 extern bool jobq_wait_available(void);
 extern void jobq_wait_counters(int64 *waiting, int64 *wakeups);
 extern void jobq_wait_sleep(long timeout_ms);
+
+/* relay.c */
+extern Size jobq_relay_shmem_size(void);
+extern void jobq_relay_shmem_init(void);
+extern void jobq_relay_register_callbacks(void);
+extern void jobq_notify_queue(text *queue);
+extern void jobq_relay_attach(int slot);
+extern bool jobq_relay_pending(void);
+extern void jobq_relay_round(void);
 
 /* sweep.c, sweeper.c */
 extern void jobq_sweep_run(text *queue, int64 max_rows, int64 *out);

@@ -13,6 +13,10 @@
  * after JOBQ_SWEEPER_RESTART_SECS.  A database without the extension is
  * skipped until it is created there.
  *
+ * The sweeper is also its database's NOTIFY relay (relay.c): woken by a
+ * producer's commit, it sends the pending notifications at once, between
+ * two sweep batches at the latest.
+ *
  * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
@@ -35,6 +39,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 #include "utils/varlena.h"
 #include "utils/wait_event.h"
 
@@ -154,29 +159,22 @@ sweep_batch(void)
 }
 
 /*
- * sweep_pass
- *	  Sweep until caught up (bounded), catching errors so that one failed
- *	  pass does not stop the sweeper: the error is logged, the transaction
- *	  rolled back, and the next pass tries again.
+ * run_guarded
+ *	  Run step, catching errors so that one failure does not stop the
+ *	  sweeper: the error is logged, the transaction rolled back, and the
+ *	  next pass or round tries again.
  */
 static void
-sweep_pass(MemoryContext pass_context)
+run_guarded(void (*step) (MemoryContext), MemoryContext context)
 {
 	PG_TRY();
 	{
-		for (int i = 0; i < 100 && !ShutdownRequestPending; i++)
-		{
-			MemoryContextReset(pass_context);
-			MemoryContextSwitchTo(pass_context);
-			if (!sweep_batch())
-				break;
-			CHECK_FOR_INTERRUPTS();
-		}
+		step(context);
 	}
 	PG_CATCH();
 	{
 		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(pass_context);
+		MemoryContextSwitchTo(context);
 		EmitErrorReport();
 		AbortOutOfAnyTransaction();
 		FlushErrorState();
@@ -185,6 +183,41 @@ sweep_pass(MemoryContext pass_context)
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(TopMemoryContext);
+}
+
+/*
+ * relay_step
+ *	  Send the notifications producers handed over since the last round.
+ */
+static void
+relay_step(MemoryContext context)
+{
+	MemoryContextReset(context);
+	MemoryContextSwitchTo(context);
+	jobq_relay_round();
+}
+
+/*
+ * sweep_step
+ *	  Sweep until caught up (bounded), relaying notifications between
+ *	  batches so that a long pass does not delay them.
+ */
+static void
+sweep_step(MemoryContext context)
+{
+	for (int i = 0; i < 100 && !ShutdownRequestPending; i++)
+	{
+		bool		more;
+
+		MemoryContextReset(context);
+		MemoryContextSwitchTo(context);
+		more = sweep_batch();
+		if (jobq_relay_pending())
+			relay_step(context);
+		if (!more)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*
@@ -198,6 +231,7 @@ jobq_sweeper_main(Datum main_arg)
 	List	   *names;
 	char	   *dbname;
 	MemoryContext pass_context;
+	TimestampTz next_sweep = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -219,22 +253,40 @@ jobq_sweeper_main(Datum main_arg)
 
 	pass_context = AllocSetContextCreate(TopMemoryContext, "jobq sweeper pass",
 										 ALLOCSET_DEFAULT_SIZES);
+	jobq_relay_attach(DatumGetInt32(main_arg));
 	ereport(LOG, (errmsg("jobq sweeper started for database \"%s\"", dbname)));
 
 	while (!ShutdownRequestPending)
 	{
+		TimestampTz now;
+
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (!RecoveryInProgress())
-			sweep_pass(pass_context);
+		if (jobq_relay_pending())
+			run_guarded(relay_step, pass_context);
+		now = GetCurrentTimestamp();
+		if (now >= next_sweep)
+		{
+			if (!RecoveryInProgress())
+				run_guarded(sweep_step, pass_context);
+			now = GetCurrentTimestamp();
+			next_sweep = TimestampTzPlusMilliseconds(now, jobq_sweep_interval_ms);
+		}
 
+		/* NB: a producer's commit sets the latch (relay.c) */
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 jobq_sweep_interval_ms, PG_WAIT_EXTENSION);
+						 Max(1, (next_sweep - now + 999) / 1000), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
-	proc_exit(0);
+
+	/*
+	 * NB: exit code 1, not 0: a sweeper ended by pg_terminate_backend comes
+	 * back after JOBQ_SWEEPER_RESTART_SECS (0 would unregister it for good;
+	 * at a server shutdown nothing is restarted either way).
+	 */
+	proc_exit(1);
 }

@@ -1,0 +1,378 @@
+/*-------------------------------------------------------------------------
+ *
+ * relay.c
+ *	  The NOTIFY relay: with shared_preload_libraries = 'jobq', the
+ *	  background sweeper of a database sends the "jobq.<queue>"
+ *	  notifications for the producers of that database, after their
+ *	  commits, instead of each producer sending its own.
+ *
+ * Why: a transaction that has called NOTIFY takes a lock that serializes
+ * the commits of every notifying transaction in the cluster, and holds it
+ * across its commit record's flush.  Producers enqueueing one job per
+ * transaction then commit one at a time, and group commit no longer
+ * helps (bench/RESULTS.md: a quarter of the throughput at 16 clients).
+ * A producer served by a relay only notes the queue; its commit callback
+ * hands the name to the relay and sets the relay's latch.  The relay
+ * sends the notifications of everything handed to it since its last
+ * round in one short transaction of its own, with synchronous_commit off
+ * (a notification is a hint, nothing to make durable): many commits of a
+ * queue become one notification, and only the relay ever waits for the
+ * notify lock.
+ *
+ * The notification is still sent only after the producer's commit is
+ * visible, never for a rollback.  What a relay may lose is a hint, never a
+ * job: if the relay exits between a producer's note and its commit, or its
+ * pending set is lost with it, idle workers find the job on their next
+ * poll (jobq-worker and jobq_wait_for_work callers poll as well as
+ * listen).  A full pending set is not a loss: the relay then notifies every
+ * queue that has notify on.  Without a relay for the database (not
+ * preloaded, database not in jobq.sweeper_databases, sweeper not started
+ * yet) producers send NOTIFY themselves, as before.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/relay.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "access/xact.h"
+#include "commands/async.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+/* queue names a relay holds between two rounds before it notifies all */
+#define JOBQ_RELAY_PENDING_MAX		64
+
+/* One relay: the sweeper of one database */
+typedef struct JobqRelay
+{
+	slock_t		mutex;			/* protects everything below */
+	Oid			dboid;			/* InvalidOid: no relay in this slot */
+	Latch	   *latch;			/* the relay's latch */
+	bool		overflow;		/* pending[] was full: notify every queue */
+	int			npending;
+	char		pending[JOBQ_RELAY_PENDING_MAX][JOBQ_QUEUE_NAME_MAX + 1];
+} JobqRelay;
+
+static JobqRelay *relays = NULL;	/* JOBQ_SWEEPER_DATABASES_MAX slots */
+static int	my_relay = -1;		/* the slot this process serves, if a relay */
+
+/* Queues noted by the current transaction, in TopTransactionContext */
+static char **noted = NULL;
+static int	nnoted = 0;
+static int	noted_cap = 0;
+static int	noted_relay = -1;	/* the relay they go to */
+
+static SPIPlanPtr notify_all_plan = NULL;
+
+Size
+jobq_relay_shmem_size(void)
+{
+	return mul_size(JOBQ_SWEEPER_DATABASES_MAX, sizeof(JobqRelay));
+}
+
+/*
+ * jobq_relay_shmem_init
+ *	  Called from the shmem_startup_hook, under AddinShmemInitLock.
+ */
+void
+jobq_relay_shmem_init(void)
+{
+	bool		found;
+
+	relays = ShmemInitStruct("jobq notify relays", jobq_relay_shmem_size(), &found);
+	if (!found)
+	{
+		for (int i = 0; i < JOBQ_SWEEPER_DATABASES_MAX; i++)
+		{
+			SpinLockInit(&relays[i].mutex);
+			relays[i].dboid = InvalidOid;
+			relays[i].latch = NULL;
+			relays[i].overflow = false;
+			relays[i].npending = 0;
+		}
+	}
+}
+
+/*
+ * relay_for_database
+ *	  The slot of the relay serving this database, or -1.  An unlocked
+ *	  read: a relay that appears or goes away meanwhile is handled at
+ *	  commit (see relay_hand_over).
+ */
+static int
+relay_for_database(void)
+{
+	if (relays == NULL)
+		return -1;
+	for (int i = 0; i < JOBQ_SWEEPER_DATABASES_MAX; i++)
+		if (relays[i].dboid == MyDatabaseId)
+			return i;
+	return -1;
+}
+
+/*
+ * relay_hand_over
+ *	  At commit: add the noted queues to the relay's pending set and set
+ *	  its latch.  The relay may have exited since the notes were taken:
+ *	  then the hints are dropped (see the file header).
+ */
+static void
+relay_hand_over(void)
+{
+	JobqRelay  *r = &relays[noted_relay];
+	Latch	   *latch = NULL;
+
+	SpinLockAcquire(&r->mutex);
+	if (r->dboid == MyDatabaseId)
+	{
+		for (int i = 0; i < nnoted; i++)
+		{
+			bool		found = false;
+
+			for (int p = 0; p < r->npending && !found; p++)
+				found = strcmp(r->pending[p], noted[i]) == 0;
+			if (found)
+				continue;
+			if (r->npending < JOBQ_RELAY_PENDING_MAX)
+				strlcpy(r->pending[r->npending++], noted[i], JOBQ_QUEUE_NAME_MAX + 1);
+			else
+				r->overflow = true;
+		}
+		latch = r->latch;
+	}
+	SpinLockRelease(&r->mutex);
+	if (latch != NULL)
+		SetLatch(latch);
+}
+
+/*
+ * relay_xact_callback
+ *	  Hand the notes over at commit; forget them at abort or prepare (a
+ *	  prepared transaction's jobs are found by polling).
+ */
+static void
+relay_xact_callback(XactEvent event, void *arg)
+{
+	if (nnoted == 0)
+		return;
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+		relay_hand_over();
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+	{
+		/* the array lived in TopTransactionContext, gone with it */
+		noted = NULL;
+		nnoted = 0;
+		noted_cap = 0;
+		noted_relay = -1;
+	}
+}
+
+/*
+ * jobq_relay_register_callbacks
+ *	  Install the commit callback once per backend (from _PG_init).
+ */
+void
+jobq_relay_register_callbacks(void)
+{
+	RegisterXactCallback(relay_xact_callback, NULL);
+}
+
+/*
+ * send_notify
+ *	  NOTIFY "jobq.<queue>" with an empty payload, in the current
+ *	  transaction: a hint for idle workers, never data (any role may LISTEN
+ *	  on any channel).  PostgreSQL folds identical notifications of one
+ *	  transaction into one.
+ */
+static void
+send_notify(const char *queue, int len)
+{
+	char		channel[NAMEDATALEN];
+
+	if (len > JOBQ_QUEUE_NAME_MAX)
+		elog(ERROR, "jobq: queue name too long for a channel");
+	memcpy(channel, "jobq.", 5);
+	memcpy(channel + 5, queue, len);
+	channel[5 + len] = '\0';
+	Async_Notify(channel, "");
+}
+
+/*
+ * jobq_notify_queue
+ *	  Have idle workers of queue woken when this transaction commits (and
+ *	  not if it rolls back): through the database's relay when there is
+ *	  one, else by our own NOTIFY.
+ */
+void
+jobq_notify_queue(text *queue)
+{
+	int			len = VARSIZE_ANY_EXHDR(queue);
+	int			relay = noted_relay >= 0 ? noted_relay : relay_for_database();
+
+	if (relay < 0)
+	{
+		send_notify(VARDATA_ANY(queue), len);
+		return;
+	}
+	if (len > JOBQ_QUEUE_NAME_MAX)
+		elog(ERROR, "jobq: queue name too long for a channel");
+	for (int i = 0; i < nnoted; i++)
+		if (strlen(noted[i]) == len && memcmp(noted[i], VARDATA_ANY(queue), len) == 0)
+			return;
+	if (nnoted == noted_cap)
+	{
+		int			cap = noted_cap == 0 ? 4 : noted_cap * 2;
+
+		if (noted == NULL)
+			noted = MemoryContextAlloc(TopTransactionContext, sizeof(char *) * cap);
+		else
+			noted = repalloc(noted, sizeof(char *) * cap);
+		noted_cap = cap;
+	}
+	noted[nnoted++] = MemoryContextStrdup(TopTransactionContext, text_to_cstring(queue));
+	noted_relay = relay;
+}
+
+/*
+ * relay_detach
+ *	  The relay exits: producers notify by themselves from now on.
+ */
+static void
+relay_detach(int code, Datum arg)
+{
+	JobqRelay  *r = &relays[my_relay];
+
+	SpinLockAcquire(&r->mutex);
+	r->dboid = InvalidOid;
+	r->latch = NULL;
+	r->npending = 0;
+	r->overflow = false;
+	SpinLockRelease(&r->mutex);
+	my_relay = -1;
+}
+
+/*
+ * jobq_relay_attach
+ *	  Called by the sweeper of slot, once connected to its database: serve
+ *	  that database's producers from now on.
+ */
+void
+jobq_relay_attach(int slot)
+{
+	JobqRelay  *r;
+
+	if (relays == NULL || slot < 0 || slot >= JOBQ_SWEEPER_DATABASES_MAX)
+		return;
+	r = &relays[slot];
+	SpinLockAcquire(&r->mutex);
+	r->latch = MyLatch;
+	r->npending = 0;
+	r->overflow = false;
+	r->dboid = MyDatabaseId;
+	SpinLockRelease(&r->mutex);
+	my_relay = slot;
+	on_shmem_exit(relay_detach, (Datum) 0);
+}
+
+/*
+ * jobq_relay_pending
+ *	  Whether this relay has notifications to send.
+ */
+bool
+jobq_relay_pending(void)
+{
+	bool		pending;
+
+	if (my_relay < 0)
+		return false;
+	SpinLockAcquire(&relays[my_relay].mutex);
+	pending = relays[my_relay].npending > 0 || relays[my_relay].overflow;
+	SpinLockRelease(&relays[my_relay].mutex);
+	return pending;
+}
+
+/*
+ * notify_every_queue
+ *	  After an overflow: notify every queue with notify on that is not
+ *	  paused.  Inside the relay's transaction.  Producers of this database
+ *	  noted queues, so the extension is installed here (if it was dropped
+ *	  meanwhile, the error is the sweeper's to log).
+ */
+static void
+notify_every_queue(void)
+{
+	int			rc;
+
+	jobq_spi_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (notify_all_plan == NULL)
+		notify_all_plan = jobq_prepare("SELECT name FROM jobq.queues"
+									   " WHERE notify AND NOT paused",
+									   0, NULL);
+	rc = SPI_execute_plan(notify_all_plan, NULL, NULL, true, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "list queues to notify");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+		send_notify(name, strlen(name));
+	}
+	PopActiveSnapshot();
+	jobq_spi_finish();
+}
+
+/*
+ * jobq_relay_round
+ *	  Send the notifications pending for this relay, in one transaction.
+ *	  The caller (the sweeper) catches errors; the names taken are then
+ *	  lost, which costs idle workers a poll interval, nothing more.
+ */
+void
+jobq_relay_round(void)
+{
+	JobqRelay  *r;
+	char		names[JOBQ_RELAY_PENDING_MAX][JOBQ_QUEUE_NAME_MAX + 1];
+	int			n;
+	bool		overflow;
+
+	if (my_relay < 0)
+		return;
+	r = &relays[my_relay];
+	SpinLockAcquire(&r->mutex);
+	n = r->npending;
+	overflow = r->overflow;
+	memcpy(names, r->pending, sizeof(names[0]) * n);
+	r->npending = 0;
+	r->overflow = false;
+	SpinLockRelease(&r->mutex);
+	if (n == 0 && !overflow)
+		return;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING, "jobq notify relay");
+	/* a hint needs no flush: do not wait for one (reverted at commit) */
+	(void) set_config_option("synchronous_commit", "off", PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+	if (overflow)
+		notify_every_queue();
+	else
+		for (int i = 0; i < n; i++)
+			send_notify(names[i], strlen(names[i]));
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}

@@ -1,0 +1,149 @@
+# t/052_notify_relay.pl: the NOTIFY relay (shared_preload_libraries = 'jobq').
+#
+# In a database with a sweeper, producers no longer NOTIFY themselves: the
+# sweeper sends "jobq.<queue>" after their commit.  Checked through the
+# sender's PID that psql prints with each notification: the sweeper's where
+# it runs, the producer's own where it does not (another database, or while
+# the sweeper is down), and the same rules as before for what notifies
+# (ready jobs of a notifying, running queue; once per transaction and
+# queue; nothing on rollback).
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep time);
+
+my $node = PostgreSQL::Test::Cluster->new('relay');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'jobq'
+jobq.sweeper_databases = 'postgres'
+max_prepared_transactions = 2
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+for my $db ('postgres', 'other')
+{
+	$node->safe_psql($db, qq{
+		CREATE EXTENSION jobq;
+		SELECT jobq_create_queue('q');
+		SELECT jobq_create_queue('q2');
+		SELECT jobq_create_queue('quiet', notify => false);
+	});
+}
+
+sub sweeper_pid
+{
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'jobq sweeper'");
+}
+
+sub wait_sweeper
+{
+	my $deadline = time + 30;
+	while (time < $deadline)
+	{
+		my $pid = sweeper_pid();
+		return $pid if $pid ne '';
+		usleep(100_000);
+	}
+	return '';
+}
+
+# Run $sql in one psql session that LISTENs on @channels, then give the
+# relay time to send; returns the notifications as "channel pid" lines,
+# sorted, with the session's own PID written as "self".
+sub notifications
+{
+	my ($db, $channels, $sql) = @_;
+	my $listen = join('', map { qq{LISTEN "$_";\n} } @$channels);
+	my $out = $node->safe_psql($db, qq{
+		SELECT 'self=' || pg_backend_pid();
+		$listen
+		$sql
+		SELECT pg_sleep(0.5);
+		SELECT 'end';
+	});
+	my ($self) = $out =~ /self=(\d+)/;
+	my @got;
+	while ($out =~ /Asynchronous notification "([^"]+)" received from server process with PID (\d+)/g)
+	{
+		push @got, "$1 " . ($2 eq $self ? 'self' : $2);
+	}
+	return join(',', sort @got);
+}
+
+my $relay = wait_sweeper();
+ok($relay ne '', 'the sweeper runs');
+
+is(notifications('postgres', ['jobq.q'], "SELECT jobq_enqueue('q', '{}');"),
+	"jobq.q $relay", 'one job: notified by the sweeper, not the producer');
+
+is(notifications('postgres', ['jobq.q', 'jobq.q2'], qq{
+	BEGIN;
+	SELECT jobq_enqueue('q', '{}');
+	SELECT jobq_enqueue('q2', '{}');
+	SELECT jobq_enqueue('q', '{}');
+	SELECT count(*) FROM jobq_enqueue_batch('q', ARRAY['1', '2']::jsonb[]);
+	COMMIT;
+}), "jobq.q $relay,jobq.q2 $relay", 'one transaction, two queues: one notification each');
+
+is(notifications('postgres', ['jobq.q', 'jobq.quiet'], qq{
+	BEGIN;
+	SELECT jobq_enqueue('q', '{}');
+	ROLLBACK;
+	SELECT jobq_enqueue('quiet', '{}');
+	SELECT jobq_enqueue('q', '{}', delay => '1 hour');
+	BEGIN;
+	SAVEPOINT s;
+	SELECT jobq_enqueue('quiet', '{}');
+	RELEASE s;
+	COMMIT;
+}), '', 'rollback, notify off, delayed job: nothing');
+
+# Release and retry make jobs ready too.
+my ($id, $token) = split /\|/, $node->safe_psql('postgres',
+	"SELECT id, token FROM jobq_claim('q', 't', 1) ORDER BY id LIMIT 1");
+is(notifications('postgres', ['jobq.q'], "SELECT jobq_release($id, '$token');"),
+	"jobq.q $relay", 'a released job: notified by the sweeper');
+
+# A database without a sweeper: the producer notifies as before.
+is(notifications('other', ['jobq.q'], "SELECT jobq_enqueue('q', '{}');"),
+	'jobq.q self', 'database without a sweeper: the producer notifies itself');
+
+# More queues in flight than the relay holds (64): it notifies every queue
+# with notify on, so none is missed.
+my @many = map { "m$_" } 1 .. 70;
+$node->safe_psql('postgres', join('', map { "SELECT jobq_create_queue('$_');\n" } @many));
+my $enq = join('', map { "SELECT jobq_enqueue('$_', '{}');\n" } @many);
+my $got = notifications('postgres', [map { "jobq.$_" } @many], "BEGIN;\n${enq}COMMIT;");
+my @lines = split /,/, $got;
+is(scalar(@lines), 70, '70 queues in one transaction: 70 notifications');
+is(scalar(grep { / $relay$/ } @lines), 70, '... all sent by the sweeper');
+
+# A prepared transaction: the relay forgets its notes (PREPARE with a NOTIFY
+# of its own would be refused); the job is there after COMMIT PREPARED.
+$node->safe_psql('postgres', qq{
+	BEGIN;
+	SELECT jobq_enqueue('q2', '{"prepared": true}');
+	PREPARE TRANSACTION 'p1';
+});
+$node->safe_psql('postgres', "COMMIT PREPARED 'p1'");
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM jobq.jobs WHERE payload = '{\"prepared\": true}'"),
+	'1', 'an enqueue in a prepared transaction commits');
+
+# The sweeper stops: producers notify themselves until it is back.
+kill 'TERM', $relay;
+my $deadline = time + 10;
+usleep(100_000) while (sweeper_pid() eq $relay && time < $deadline);
+is(notifications('postgres', ['jobq.q'], "SELECT jobq_enqueue('q', '{}');"),
+	'jobq.q self', 'sweeper down: the producer notifies itself');
+my $relay2 = wait_sweeper();
+ok($relay2 ne '' && $relay2 ne $relay, 'the sweeper is restarted');
+is(notifications('postgres', ['jobq.q'], "SELECT jobq_enqueue('q', '{}');"),
+	"jobq.q $relay2", 'the restarted sweeper relays again');
+
+$node->stop('fast');
+done_testing();
