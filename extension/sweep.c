@@ -104,30 +104,34 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 		Oid			types[] = {TIMESTAMPTZOID, TEXTOID, INT8OID};
 
 		/*
-		 * One bounded, index-ordered probe per queue and retention class
-		 * (history_queue_state_idx), so a queue with long retention does not
-		 * make every sweep rescan its rows.
+		 * One bounded probe per queue and finished state, in finished_at
+		 * order along history_queue_state_idx (queue, state, finished_at),
+		 * oldest first.  NB: one state per probe, each with ORDER BY: with
+		 * "state IN (...)" and only a LIMIT, the generic plan estimated that
+		 * a sequential scan would meet old rows soon, and scanned the whole
+		 * history on every sweep when nothing was old enough.
 		 */
+#define PURGE_PROBE(STATE, RETENTION) \
+		"  SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL (" \
+		"    SELECT h.id FROM jobq.history h" \
+		"    WHERE h.queue = q.name AND h.state = '" STATE "'" \
+		"      AND h.finished_at < $1 - q." RETENTION \
+		"    ORDER BY h.finished_at LIMIT $3 FOR UPDATE SKIP LOCKED) h" \
+		"  WHERE $2::text IS NULL OR q.name = $2"
+
 		purge_plan = jobq_prepare(
 								  "WITH p AS ("
-								  "  SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL ("
-								  "    SELECT h.id FROM jobq.history h"
-								  "    WHERE h.queue = q.name AND h.state IN ('completed', 'cancelled')"
-								  "      AND h.finished_at < $1 - q.completed_retention"
-								  "    LIMIT $3 FOR UPDATE SKIP LOCKED) h"
-								  "  WHERE $2::text IS NULL OR q.name = $2"
+								  PURGE_PROBE("completed", "completed_retention")
 								  "  UNION ALL"
-								  "  SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL ("
-								  "    SELECT h.id FROM jobq.history h"
-								  "    WHERE h.queue = q.name AND h.state = 'dead'"
-								  "      AND h.finished_at < $1 - q.dead_retention"
-								  "    LIMIT $3 FOR UPDATE SKIP LOCKED) h"
-								  "  WHERE $2::text IS NULL OR q.name = $2"
+								  PURGE_PROBE("cancelled", "completed_retention")
+								  "  UNION ALL"
+								  PURGE_PROBE("dead", "dead_retention")
 								  "  LIMIT $3),"
 								  " del AS (DELETE FROM jobq.history h"
 								  "   WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING 1)"
 								  " SELECT count(*) FROM del",
 								  3, types);
+#undef PURGE_PROBE
 	}
 	rc = SPI_execute_plan(purge_plan, values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "purge history");

@@ -6,7 +6,8 @@
 -- would look attractive for a filter on state), analyzed, both custom plans (parameter values known)
 -- and generic plans must use: claim -> jobs_claim_idx, with the row locks
 -- taken under the LIMIT and no Sort of the ready set below them; sweep ->
--- jobs_lease_idx; complete, complete_batch and extend -> jobs_pkey.
+-- jobs_lease_idx; history purge -> history_queue_state_idx; complete,
+-- complete_batch and extend -> jobs_pkey.
 -- test/sync-explain-sql.py keeps the copies equal to the C (run-tests
 -- checks it). Plans are checked as booleans so
 -- that the test does not depend on costs.
@@ -20,6 +21,16 @@ SELECT count(*) FROM jobq_enqueue_batch('exp-b', array_fill('{"x": 2}'::jsonb, A
 SELECT count(*) FROM jobq_enqueue_batch('exp', array_fill('{"x": 3}'::jsonb, ARRAY[1000]), delay => '1 hour');
 SELECT count(*) FROM jobq_claim('exp', max_jobs => 1000);
 SELECT count(*) FROM jobq_claim('exp', max_jobs => 1000);
+-- 3000 recent rows of history, none old enough to purge: the plan that
+-- scanned all of them on every sweep looked cheap here.
+SELECT jobq_create_queue('exp-h', completed_retention => '1 day');
+SELECT count(*) FROM jobq_enqueue_batch('exp-h', array_fill('{"x": 4}'::jsonb, ARRAY[3000]));
+WITH c AS (SELECT id, token FROM jobq_claim('exp-h', max_jobs => 1000))
+SELECT count(*) FROM jobq_complete_batch(ARRAY(SELECT id FROM c), ARRAY(SELECT token FROM c));
+WITH c AS (SELECT id, token FROM jobq_claim('exp-h', max_jobs => 1000))
+SELECT count(*) FROM jobq_complete_batch(ARRAY(SELECT id FROM c), ARRAY(SELECT token FROM c));
+WITH c AS (SELECT id, token FROM jobq_claim('exp-h', max_jobs => 1000))
+SELECT count(*) FROM jobq_complete_batch(ARRAY(SELECT id FROM c), ARRAY(SELECT token FROM c));
 ANALYZE jobq.jobs;
 ANALYZE jobq.queues;
 ANALYZE jobq.history;
@@ -71,6 +82,18 @@ COALESCE(d.errors, '[]'::jsonb) OPERATOR(pg_catalog.||)
 pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt', d.attempt, 'at', $1 , 'error',
 'lease expired', 'truncated', false))) AS x(e)), NULL, d.payload FROM d) SELECT (SELECT count(*)
 FROM r), (SELECT count(*) FROM d);
+-- sweep.c, jobq_sweep_run (history purge): $1 now, $2 queue, $3 max_rows
+PREPARE regress_purge(timestamptz, text, int8) AS
+WITH p AS ( SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL ( SELECT h.id FROM jobq.history h
+WHERE h.queue = q.name AND h.state = 'completed' AND h.finished_at < $1 - q.completed_retention
+ORDER BY h.finished_at LIMIT $3 FOR UPDATE SKIP LOCKED) h WHERE $2::text IS NULL OR q.name = $2
+UNION ALL SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL ( SELECT h.id FROM jobq.history h WHERE
+h.queue = q.name AND h.state = 'cancelled' AND h.finished_at < $1 - q.completed_retention ORDER BY
+h.finished_at LIMIT $3 FOR UPDATE SKIP LOCKED) h WHERE $2::text IS NULL OR q.name = $2 UNION ALL
+SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL ( SELECT h.id FROM jobq.history h WHERE h.queue =
+q.name AND h.state = 'dead' AND h.finished_at < $1 - q.dead_retention ORDER BY h.finished_at LIMIT
+$3 FOR UPDATE SKIP LOCKED) h WHERE $2::text IS NULL OR q.name = $2 LIMIT $3), del AS (DELETE FROM
+jobq.history h WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING 1) SELECT count(*) FROM del;
 -- ack.c, jobq_complete: $1 id, $2 token, $3 finished_at, $4 result
 PREPARE regress_complete(int8, uuid, timestamptz, jsonb) AS
 WITH d AS ( DELETE FROM jobq.jobs WHERE id = $1 AND token = $2 RETURNING *), h
@@ -136,6 +159,19 @@ BEGIN
         ok := p !~ 'Seq Scan on jobs';
         RETURN NEXT;
     END LOOP;
+    FOREACH p IN ARRAY ARRAY[
+        $q$EXECUTE regress_purge(clock_timestamp(), NULL, 1000)$q$,
+        $q$EXECUTE regress_purge(clock_timestamp(), 'exp-h', 1000)$q$]
+    LOOP
+        statement := p;
+        p := regress_plan(p);
+        check_name := 'probes history_queue_state_idx';
+        ok := p ~ 'Index Scan using history_queue_state_idx on history';
+        RETURN NEXT;
+        check_name := 'no seq scan of history';
+        ok := p !~ 'Seq Scan on history';
+        RETURN NEXT;
+    END LOOP;
     statement := $q$EXECUTE regress_complete(5, gen_random_uuid(), clock_timestamp(), NULL)$q$;
     p := regress_plan(statement);
     check_name := 'deletes by jobs_pkey';
@@ -178,7 +214,9 @@ COMMIT;
 
 DEALLOCATE regress_claim;
 DEALLOCATE regress_expire;
+DEALLOCATE regress_purge;
 DEALLOCATE regress_complete;
 DROP FUNCTION regress_check_plans(text);
 DROP FUNCTION regress_plan(text);
-SELECT jobq_drop_queue('exp', force => true), jobq_drop_queue('exp-b', force => true);
+SELECT jobq_drop_queue('exp', force => true), jobq_drop_queue('exp-b', force => true),
+       jobq_drop_queue('exp-h', force => true);

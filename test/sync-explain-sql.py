@@ -19,6 +19,7 @@ TEST = os.path.join(TOP, 'sql', 'jobq_explain.sql')
 STATEMENTS = {
     'regress_claim': ('claim.c', 'claim_plan'),
     'regress_expire': ('sweep.c', 'expire_plan'),
+    'regress_purge': ('sweep.c', 'purge_plan'),
     'regress_complete': ('ack.c', 'complete_plan'),
     'regress_complete_batch': ('ack.c', 'complete_many_plan'),
     'regress_extend': ('ack.c', 'extend_plan'),
