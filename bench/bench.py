@@ -1057,7 +1057,8 @@ def main():
         'fsync': 'on',
         'max_connections': 200,
         'shared_preload_libraries': "'jobq'",
-        'jobq.sweeper_databases': "''",
+        # the sweeper of the bench database relays NOTIFY (README "NOTIFY relay")
+        'jobq.sweeper_databases': "'postgres'",
         'max_wal_size': "'4GB'",
         'min_wal_size': "'1GB'",
         'checkpoint_timeout': "'30min'",
