@@ -34,7 +34,7 @@ MODES = {
                   enq_impls=['ref', 'jobq', 'driver'],
                   drain_single=100, drain_batch=400, ret_single=['0'], ret_batch=['0'],
                   lat_jobs=20, lat_modes=['driver-notify', 'driver-blocking', 'worker-notify'],
-                  waiters=10, waiter_seconds=1,
+                  waiters=10, waiter_seconds=1, horizon_seconds=2, horizon_wait=10,
                   backlogs=[10000], scale_drain=200, history_rows=0,
                   soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1),
     'quick': dict(reps=3, clients=[1, 16], drain_clients=[4], enq_seconds=1,
@@ -42,7 +42,7 @@ MODES = {
                   enq_batches=10, drain_single=800, drain_batch=3200,
                   ret_single=['0'], ret_batch=['0', '1 day'],
                   lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify'],
-                  waiters=100, waiter_seconds=3,
+                  waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
                   backlogs=[10000, 100000], scale_drain=800, history_rows=0,
                   soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1),
     'full': dict(reps=3, clients=[1, 4, 16], drain_clients=[1, 4, 16], enq_seconds=10,
@@ -50,7 +50,7 @@ MODES = {
                  enq_batches=100, drain_single=100000, drain_batch=100000,
                  ret_single=['0', '1 day'], ret_batch=['0', '1 day'],
                  lat_jobs=1000, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify'],
-                 waiters=100, waiter_seconds=10,
+                 waiters=100, waiter_seconds=10, horizon_seconds=30, horizon_wait=40,
                  backlogs=[10000, 100000, 1000000], scale_drain=5000,
                  history_rows=1000000, soak_seconds=300, worker_jobs=5000,
                  worker_conc=[4, 16], worker_reps=3),
@@ -461,6 +461,96 @@ class Bench:
                     time.sleep(0.2)
             self.c.sql("SELECT FROM jobq_alter_queue('bench', notify => true)")
         self.record(f'waiters/{n}', tps, 'jobs/s', clients=c)
+
+    # -- (3c) what a waiting claim holds back from vacuum ---------------------
+    def bench_horizon(self):
+        """Churn on 'bench' (retention 0: every job leaves dead rows in
+        jobq.jobs), then VACUUM; without and with one claim waiting on an idle
+        queue through the churn.  One run each: informational, no target."""
+        log('== horizon (what a waiting claim holds back from vacuum)')
+        for n in (0, 1):
+            self.guard(f'horizon waiter={n}', self._horizon, n)
+
+    def _horizon(self, n):
+        T = self.m['horizon_seconds']
+        W = self.m['horizon_wait']
+        c = 4
+        app = 'jobq-bench-horizon'
+        self.c.sqls(*self.reset_sql(), *self.fill_jobq_sql(1000),
+                    "SELECT jobq_create_queue('idle') WHERE NOT EXISTS "
+                    "(SELECT FROM jobq_queues() WHERE queue = 'idle')",
+                    'VACUUM ANALYZE jobq.jobs', 'CHECKPOINT')
+        waiter = None
+        try:
+            if n:
+                # a psql of its own, named, so that its backend can be found and cancelled
+                waiter = subprocess.Popen(
+                    ['psql', '-X', '-qAt', '-d', f'{self.c.conninfo} application_name={app}',
+                     '-c', f"SELECT * FROM jobq_claim('idle', 'bench-horizon', 1, NULL, "
+                           f"wait => '{W} seconds')"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                deadline = time.time() + 30
+                while not self.c.sql('SELECT pid FROM pg_stat_activity WHERE application_name = '
+                                     f"'{app}' AND wait_event_type = 'Extension'"):
+                    if waiter.poll() is not None:
+                        raise BenchError(f'the waiting claim ended: {waiter.stderr.read()[-300:]}')
+                    if time.time() > deadline:
+                        raise BenchError('the waiting claim did not start waiting')
+                    time.sleep(0.1)
+            tps, out = self.pgbench('jobq_soak.sql', c, T=T)
+            jobs = int(re.search(r'number of transactions actually processed: (\d+)', out).group(1))
+            # how far back the horizon is held: the waiter's xmin, or without
+            # one the oldest xmin of any other backend (sweeper, autovacuum)
+            who = f"application_name = '{app}'" if n else 'pid <> pg_backend_pid()'
+            xmin_age = int(self.c.sql('SELECT coalesce(max(age(backend_xmin)), 0) '
+                                      f'FROM pg_stat_activity WHERE {who}'))
+            size = int(self.c.sql("SELECT pg_total_relation_size('jobq.jobs')"))
+            removed, remain, kept, cutoff_age = self.vacuum_verbose()
+            if n and waiter.poll() is not None:
+                raise BenchError('the waiting claim ended before VACUUM did (wait too short)')
+        finally:
+            if waiter is not None:
+                if waiter.poll() is None:
+                    self.c.sql(f"SELECT pg_cancel_backend(pid) FROM pg_stat_activity "
+                               f"WHERE application_name = '{app}'")
+                try:
+                    waiter.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    waiter.kill()
+                    waiter.communicate()
+                # the backend releases its snapshot as it aborts the statement,
+                # maybe after psql has its error: wait for the backend to end
+                deadline = time.time() + 30
+                while int(self.c.sql('SELECT count(*) FROM pg_stat_activity WHERE '
+                                     f"application_name = '{app}'")) > 0 \
+                        or int(self.c.sql('SELECT waiting FROM jobq_wait_stats()') or 0) > 0:
+                    if time.time() > deadline:
+                        raise BenchError('the waiting claim did not end after its cancel')
+                    time.sleep(0.1)
+        after = {}
+        if n:
+            # once the wait is over, the next VACUUM removes what it held back
+            a_removed, _, a_kept, _ = self.vacuum_verbose()
+            after = dict(removed_after=a_removed, kept_after=a_kept)
+        self.record(f'horizon/waiter{n}', kept, 'rows', jobs_per_s=tps, jobs=jobs, removed=removed,
+                    remain=remain, xmin_age=xmin_age, cutoff_age=cutoff_age, size_bytes=size,
+                    seconds=T, wait=W if n else 0, clients=c, **after)
+
+    def vacuum_verbose(self, rel='jobq.jobs'):
+        """VACUUM (VERBOSE) rel; return its tuples removed, remaining, dead but
+        not yet removable, and the age of its removable cutoff in XIDs."""
+        # VACUUM VERBOSE reports as INFO, which psql prints on stderr
+        r = subprocess.run(['psql', '-X', '-qAt', '-v', 'ON_ERROR_STOP=1', '-d', self.c.conninfo,
+                            '-c', "SET lc_messages = 'C'", '-c', f'VACUUM (VERBOSE) {rel}'],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BenchError(f'VACUUM failed: {r.stderr.strip()[-300:]}')
+        m = re.search(r'finished vacuuming "[^"]*\.' + re.escape(rel) + r'".*?'
+                      r'tuples: (\d+) removed, (\d+) remain, (\d+) are dead but not yet removable'
+                      r'.*?removable cutoff: \d+, which was (-?\d+) XIDs old', r.stderr, re.S)
+        if m is None:
+            raise BenchError(f'no tuples line in VACUUM VERBOSE: {r.stderr.strip()[-300:]}')
+        return tuple(int(x) for x in m.groups())
 
     def _latency(self, name, opts):
         self.reset('0')
@@ -920,6 +1010,40 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
     w(f'| {cell(w0)} | {cell(wn)} | {fmt(ratio) + "×" if ratio else "n/a"} | ≥ 0.95× | {met} |')
     w('')
 
+    # horizon
+    hs, hw = bench.m.get('horizon_seconds'), bench.m.get('horizon_wait')
+    w('## What a waiting claim holds back\n')
+    w(f'4 pgbench clients loop enqueue + claim + complete (`jobq_soak.sql`) on queue `bench` '
+      f'for {hs} s, retention 0, so every job leaves dead row versions in `jobq.jobs`; then '
+      '`VACUUM (VERBOSE) jobq.jobs` runs at once. Without a waiter, and with one connection '
+      f"sitting in `jobq_claim('idle', ..., wait => '{hw} seconds')` on a queue that gets no "
+      'job, started before the churn and still waiting during the VACUUM. "xmin age": '
+      '`age(backend_xmin)` of the waiter (without one: the oldest of the other backends) just '
+      "before the VACUUM; \"cutoff age\": how old VACUUM's removable cutoff was, in XIDs "
+      '(enqueue, claim and complete take one each; other transactions, such as the '
+      "sweeper's, take more). One run each; informational, no target.\n")
+    w('| | jobs/s | jobs | dead rows VACUUM removed | dead rows it could not remove | '
+      'xmin age (XIDs) | cutoff age (XIDs) | jobq.jobs + indexes | VACUUM after the wait: removed |')
+    w('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+    for n, label in ((0, 'without waiter'), (1, f'with a waiter of {hw} s')):
+        h = best(R, f'horizon/waiter{n}')
+        if not h:
+            w(f'| {label} | n/a | | | | | | | |')
+            continue
+        e = h['extra']
+        ra = f"{e['removed_after']:,}" if 'removed_after' in e else ''
+        w(f"| {label} | {fmt(e['jobs_per_s'])} | {e['jobs']:,} | {e['removed']:,} | "
+          f"{int(h['best']):,} | {e['xmin_age']:,} | {e['cutoff_age']:,} | "
+          f"{e['size_bytes'] / 1048576:.1f} MB | {ra} |")
+    w('')
+    w("A waiting claim is one statement: its snapshot holds the database's xmin horizon where "
+      'it was when the wait began, so no row version that dies meanwhile, in any table of the '
+      'database, can be removed (by VACUUM, autovacuum or page pruning) until the wait ends. '
+      'It is held for at most the wait (5 minutes at most), and the rows go at the next vacuum '
+      'after it (last column: the same VACUUM once the wait was cancelled and its backend '
+      'gone). Hence short waits, repeated: jobq-worker waits at most `--poll-interval` '
+      '(5 s by default), so the horizon moves on every few seconds.\n')
+
     # soak
     w('## Soak\n')
     if bench.m['soak_seconds']:
@@ -1036,7 +1160,7 @@ def main():
     p.add_argument('--reps', type=int, default=0, help='runs per figure (default 3)')
     p.add_argument('--soak-seconds', type=int, default=None)
     p.add_argument('--port', type=int, default=5496)
-    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,scale,soak,worker,profile')
+    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,horizon,scale,soak,worker,profile')
     p.add_argument('--output', default=None, help='report path (default bench/RESULTS.md)')
     p.add_argument('--keep', action='store_true', help='keep the cluster directory')
     p.add_argument('--report-only', metavar='JSON', default=None,
@@ -1093,6 +1217,7 @@ def main():
         only = set(args.only.split(',')) if args.only else None
         steps = [('enqueue', bench.bench_enqueue), ('drain', bench.bench_drain),
                  ('latency', bench.bench_latency), ('waiters', bench.bench_waiters),
+                 ('horizon', bench.bench_horizon),
                  ('scale', bench.bench_scale),
                  ('soak', bench.bench_soak), ('worker', bench.bench_worker),
                  ('profile', bench.profile)]
