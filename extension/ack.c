@@ -409,13 +409,23 @@ jobq_fail(PG_FUNCTION_ARGS)
 								  "  errors = " JOBQ_ERRORS_APPEND_SQL("j.errors", "j.attempt", "$4", "$5", "$6")
 								  " FROM jobq.queues q"
 								  " WHERE j.id = $1 AND j.token = $2"
-								  "   AND q.name = j.queue AND NOT $7 AND j.attempt < j.max_attempts",
+								  "   AND q.name = j.queue AND NOT $7 AND j.attempt < j.max_attempts"
+								  " RETURNING j.queue, NOT q.paused",
 								  7, types);
 	}
 	rc = SPI_execute_plan(retry_plan, values, nulls, false, 0);
-	jobq_spi_check(rc, SPI_OK_UPDATE, "fail (retry)");
+	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "fail (retry)");
 	if (SPI_processed > 0)
+	{
+		bool		isnull;
+
+		/* a waiting claim sleeps until the retry is due (see wait.c) */
+		if (jobq_spi_getbool(0, 2, &isnull))
+			jobq_note_ready(DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[0],
+														 SPI_tuptable->tupdesc, 1,
+														 &isnull)), 1);
 		outcome = "ready";
+	}
 	else
 	{
 		/* No attempts left, permanent, or stale: try the dead-letter move. */

@@ -215,13 +215,14 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 		id = jobq_spi_getint64(0, 1, &isnull);
 		if (!isnull)
 		{
-			if (args->run_at <= args->now)
-			{
-				if (jobq_spi_getbool(0, 2, &isnull))
-					jobq_notify_queue(args->queue);
-				if (jobq_spi_getbool(0, 3, &isnull))
-					jobq_note_ready(args->queue, 1);
-			}
+			/*
+			 * NOTIFY only for a job ready now; waiting claims also hear of
+			 * a delayed one, so that they sleep until it is due.
+			 */
+			if (args->run_at <= args->now && jobq_spi_getbool(0, 2, &isnull))
+				jobq_notify_queue(args->queue);
+			if (jobq_spi_getbool(0, 3, &isnull))
+				jobq_note_ready(args->queue, 1);
 			*created = true;
 			return id;
 		}
@@ -474,13 +475,11 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 		jobq_spi_check(rc, SPI_OK_SELECT, "enqueue batch");
 		if (SPI_processed == 0)
 			queue_missing(args.queue);
-		if (args.run_at <= args.now)
-		{
-			if (jobq_spi_getbool(0, 2, &isnull))
-				jobq_notify_queue(args.queue);
-			if (jobq_spi_getbool(0, 3, &isnull))
-				jobq_note_ready(args.queue, nitems);
-		}
+		/* as in enqueue_one: waiters hear of delayed jobs too */
+		if (args.run_at <= args.now && jobq_spi_getbool(0, 2, &isnull))
+			jobq_notify_queue(args.queue);
+		if (jobq_spi_getbool(0, 3, &isnull))
+			jobq_note_ready(args.queue, nitems);
 
 		ids = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
 											   SPI_tuptable->tupdesc, 1, &isnull));

@@ -32,7 +32,7 @@ PG_MODULE_MAGIC;
 
 /* GUC variables */
 int			jobq_max_payload_kb = 1024;
-int			jobq_claim_recheck_ms = 1000;
+int			jobq_claim_recheck_ms = 10000;
 char	   *jobq_sweeper_databases = NULL;
 int			jobq_sweep_interval_ms = 1000;
 int			jobq_sweep_batch_size = 1000;
@@ -93,9 +93,9 @@ _PG_init(void)
 
 	DefineCustomIntVariable("jobq.claim_recheck_interval",
 							"How often a waiting claim looks for jobs without being woken.",
-							"Catches delayed jobs coming due and jobs a sweep or failure rescheduled.",
+							"A safety net: commits wake waiting claims for every job they make ready, now or later.",
 							&jobq_claim_recheck_ms,
-							1000, 10, 60000,
+							10000, 10, 60000,
 							PGC_USERSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 

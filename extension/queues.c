@@ -352,13 +352,27 @@ set_paused(text *queue, bool paused)
 	{
 		Oid			types[] = {TEXTOID, BOOLOID};
 
-		pause_plan = jobq_prepare("UPDATE jobq.queues SET paused = $2 WHERE name = $1",
+		pause_plan = jobq_prepare("UPDATE jobq.queues SET paused = $2 WHERE name = $1"
+								  " RETURNING notify",
 								  2, types);
 	}
 	rc = SPI_execute_plan(pause_plan, args, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_UPDATE, "pause queue");
+	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "pause queue");
 	if (SPI_processed == 0)
 		queue_not_found(queue);
+
+	/*
+	 * A resumed queue may hold ready jobs that nobody was told about: wake
+	 * its idle workers, all of them (they find out how many jobs there are).
+	 */
+	if (!paused)
+	{
+		bool		isnull;
+
+		if (jobq_spi_getbool(0, 1, &isnull))
+			jobq_notify_queue(queue);
+		jobq_note_ready(queue, PG_INT64_MAX);
+	}
 	jobq_spi_finish();
 }
 

@@ -28,11 +28,40 @@
 #include "jobq.h"
 
 #include "catalog/pg_type.h"
+#include "utils/array.h"
 
 PG_FUNCTION_INFO_V1(jobq_sweep);
 
 static SPIPlanPtr expire_plan = NULL;
 static SPIPlanPtr purge_plan = NULL;
+
+/*
+ * note_requeued
+ *	  After the expire statement: tell waiting claims of each queue how
+ *	  many of its jobs come back (after their backoff), from the queues and
+ *	  counts arrays in columns 3 and 4 of its row (see wait.c).
+ */
+static void
+note_requeued(void)
+{
+	bool		isnull;
+	Datum		qd = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
+	Datum		cd;
+	Datum	   *queues;
+	Datum	   *counts;
+	int			nq;
+	int			nc;
+
+	if (isnull)
+		return;
+	cd = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull);
+	deconstruct_array(DatumGetArrayTypeP(qd), TEXTOID, -1, false, TYPALIGN_INT,
+					  &queues, NULL, &nq);
+	deconstruct_array(DatumGetArrayTypeP(cd), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &counts, NULL, &nc);
+	for (int i = 0; i < nq && i < nc; i++)
+		jobq_note_ready(DatumGetTextPP(queues[i]), DatumGetInt64(counts[i]));
+}
 
 /*
  * jobq_sweep_run
@@ -79,7 +108,7 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 								   "  FROM jobq.queues q"
 								   "  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND q.name = j.queue"
 								   "    AND j.attempt < j.max_attempts"
-								   "  RETURNING j.id),"
+								   "  RETURNING j.id, j.queue),"
 								   " d AS ("
 								   "  DELETE FROM jobq.jobs j"
 								   "  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND j.attempt >= j.max_attempts"
@@ -91,13 +120,19 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 								   "    " JOBQ_ERRORS_APPEND_SQL("d.errors", "d.attempt", "$1", "'lease expired'", "false") ","
 								   "    NULL, d.payload"
 								   "  FROM d)"
-								   " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d)",
+								   " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d),"
+								   "   g.queues, g.counts"
+								   " FROM (SELECT pg_catalog.array_agg(r.queue ORDER BY r.queue) AS queues,"
+								   "   pg_catalog.array_agg(r.n ORDER BY r.queue) AS counts"
+								   "   FROM (SELECT r.queue, count(*) AS n FROM r GROUP BY r.queue) r) g",
 								   3, types);
 	}
 	rc = SPI_execute_plan(expire_plan, values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "sweep expired leases");
 	out[0] = jobq_spi_getint64(0, 1, &isnull);
 	out[1] = jobq_spi_getint64(0, 2, &isnull);
+	if (out[0] > 0)
+		note_requeued();
 
 	if (purge_plan == NULL)
 	{

@@ -116,7 +116,7 @@ SELECT jobq_enqueue('enq', '{}') > 0 AS ok;
 ROLLBACK;
 \qecho -- 8. past run_at is ready now: one
 SELECT jobq_enqueue('enq', '{}', run_at => '2001-01-01 00:00:00+00') > 0 AS ok;
-\qecho -- 9. resumed queue notifies again; notify switched on again
+\qecho -- 9. resume notifies, and the resumed queue notifies again; notify switched on again
 SELECT jobq_resume('enq-paused');
 SELECT jobq_enqueue('enq-paused', '{}') > 0 AS ok;
 SELECT jobq_alter_queue('enq-quiet', notify => true);

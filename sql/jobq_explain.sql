@@ -72,16 +72,18 @@ e OPERATOR(pg_catalog.-) 0 ELSE e END FROM (SELECT COALESCE(j.errors, '[]'::json
 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt',
 j.attempt, 'at', $1 , 'error', 'lease expired', 'truncated', false))) AS x(e)) FROM jobq.queues q
 WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND q.name = j.queue AND j.attempt < j.max_attempts
-RETURNING j.id), d AS ( DELETE FROM jobq.jobs j WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND
-j.attempt >= j.max_attempts RETURNING j.*), h AS ( INSERT INTO jobq.history (id, queue, state,
-priority, run_at, attempt, max_attempts, token, worker, enqueued_at, claimed_at, finished_at,
+RETURNING j.id, j.queue), d AS ( DELETE FROM jobq.jobs j WHERE j.id = ANY (ARRAY(SELECT x.id FROM
+x)) AND j.attempt >= j.max_attempts RETURNING j.*), h AS ( INSERT INTO jobq.history (id, queue,
+state, priority, run_at, attempt, max_attempts, token, worker, enqueued_at, claimed_at, finished_at,
 dedupe_key, errors, result, payload) SELECT d.id, d.queue, 'dead', d.priority, d.run_at, d.attempt,
 d.max_attempts, NULL, d.worker, d.enqueued_at, d.claimed_at, $1, d.dedupe_key, (SELECT CASE WHEN
 pg_catalog.jsonb_array_length(e) > 10 THEN e OPERATOR(pg_catalog.-) 0 ELSE e END FROM (SELECT
 COALESCE(d.errors, '[]'::jsonb) OPERATOR(pg_catalog.||)
 pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt', d.attempt, 'at', $1 , 'error',
 'lease expired', 'truncated', false))) AS x(e)), NULL, d.payload FROM d) SELECT (SELECT count(*)
-FROM r), (SELECT count(*) FROM d);
+FROM r), (SELECT count(*) FROM d), g.queues, g.counts FROM (SELECT pg_catalog.array_agg(r.queue
+ORDER BY r.queue) AS queues, pg_catalog.array_agg(r.n ORDER BY r.queue) AS counts FROM (SELECT
+r.queue, count(*) AS n FROM r GROUP BY r.queue) r) g;
 -- sweep.c, jobq_sweep_run (history purge): $1 now, $2 queue, $3 max_rows
 PREPARE regress_purge(timestamptz, text, int8) AS
 WITH p AS ( SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL ( SELECT h.id FROM jobq.history h

@@ -3,8 +3,10 @@
 # With jobq preloaded, a claim that finds nothing sleeps on its latch and is
 # woken from the commit of an enqueue into one of its queues: not before the
 # commit, not on rollback, not for other queues, one waiter per job (no
-# thundering herd).  Cancel and statement_timeout end a wait at once; the
-# server shuts down fast with waiters.  Without preload, a wait polls.
+# thundering herd).  Jobs that become ready later (delayed, retried, swept,
+# resumed) wake a waiter as well, which then sleeps until they are due.
+# Cancel and statement_timeout end a wait at once; the server shuts down
+# fast with waiters.  Without preload, a wait polls.
 use strict;
 use warnings;
 use IPC::Run;
@@ -18,6 +20,7 @@ $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'jobq'
 jobq.sweeper_databases = ''
+jobq.claim_recheck_interval = '1s'
 max_connections = 150
 });
 $node->start;
@@ -171,7 +174,72 @@ $wakeups = $node->safe_psql('postgres', 'SELECT wakeups FROM jobq_wait_stats()')
 note("wakeups for 100 jobs and 100 waiters: $wakeups");
 ok($wakeups <= 100, 'no more wakeups than jobs');
 
-# 6. Fast shutdown with waiters present.
+# 6. Jobs that become ready later wake a waiter too, which then sleeps until
+# they are due: no polling.  The recheck interval is set to 60 s in these
+# waiters, so only the commit's wakeup can make them claim in time.
+my $claim_c = "SET jobq.claim_recheck_interval = '60s'; "
+  . "SELECT coalesce(string_agg(id::text, ','), 'none') FROM jobq_claim('c', wait => '%s')";
+$node->safe_psql('postgres', "SELECT jobq_create_queue('c', lease => '1 second', backoff_base => '0')");
+
+# 6a. a delayed job enqueued during the wait
+$w = start_waiter($node, sprintf($claim_c, '30 s'));
+ok(poll($node, $waiting, '1'), 'waiting on queue c (recheck 60 s)');
+$id = $node->safe_psql('postgres', "SELECT jobq_enqueue('c', '{}', delay => '1 second')");
+$t0 = time;
+($got) = finish_waiter($w);
+my $after = time - $t0;
+is($got, $id, 'a job delayed by 1 s, enqueued during the wait, is claimed');
+ok($after >= 0.8 && $after < 5, 'when it is due, not at the recheck or the end of the wait');
+note(sprintf('delayed job claimed %.2f s after its enqueue', $after));
+
+# each case starts from an empty queue (the jobs claimed above are running
+# with a 1 s lease and would come back)
+my $clear_c = "DELETE FROM jobq.jobs WHERE queue = 'c'";
+
+# 6b. a failure retried after 1 s
+$node->safe_psql('postgres', $clear_c);
+$id = $node->safe_psql('postgres', "SELECT jobq_enqueue('c', '{}')");
+my ($cid, $ctok) = split /\|/, $node->safe_psql('postgres', "SELECT id, token FROM jobq_claim('c')");
+is($cid, $id, 'claimed without waiting');
+$w = start_waiter($node, sprintf($claim_c, '30 s'));
+ok(poll($node, $waiting, '1'), 'waiting on queue c');
+is($node->safe_psql('postgres', "SELECT jobq_fail($cid, '$ctok', 'boom', retry_in => '1 second')"),
+	'ready', 'failed, retry in 1 s');
+$t0 = time;
+($got) = finish_waiter($w);
+$after = time - $t0;
+is($got, $id, 'the retried job is claimed by the waiter');
+ok($after >= 0.8 && $after < 5, 'when its retry is due');
+
+# 6c. a lease expired by a sweep (backoff 0: ready at once)
+$node->safe_psql('postgres', $clear_c);
+$id = $node->safe_psql('postgres', "SELECT jobq_enqueue('c', '{}')");
+($cid) = split /\|/, $node->safe_psql('postgres', "SELECT id, token FROM jobq_claim('c')");
+is($cid, $id, 'claimed, then abandoned');
+$w = start_waiter($node, sprintf($claim_c, '30 s'));
+ok(poll($node, $waiting, '1'), 'waiting on queue c');
+usleep(1_200_000);	# the 1 s lease runs out
+is($node->safe_psql('postgres', 'SELECT requeued FROM jobq_sweep()'), '1', 'the sweep requeues it');
+$t0 = time;
+($got) = finish_waiter($w);
+is($got, $id, 'the requeued job is claimed by the waiter');
+ok(time - $t0 < 5, 'promptly after the sweep committed');
+
+# 6d. resuming a paused queue
+$node->safe_psql('postgres', $clear_c);
+$node->safe_psql('postgres', "SELECT jobq_pause('c')");
+$id = $node->safe_psql('postgres', "SELECT jobq_enqueue('c', '{}')");
+$w = start_waiter($node, sprintf($claim_c, '30 s'));
+ok(poll($node, $waiting, '1'), 'waiting on a paused queue holding a job');
+usleep(300_000);
+ok($w->{h}->pumpable, 'nothing claimed while paused');
+$node->safe_psql('postgres', "SELECT jobq_resume('c')");
+$t0 = time;
+($got) = finish_waiter($w);
+is($got, $id, 'resume wakes the waiter, which claims the job');
+ok(time - $t0 < 5, 'promptly after the resume');
+
+# 7. Fast shutdown with waiters present.
 @ws = map { start_waiter($node, sprintf($claim_a, '300 s')) } 1 .. 5;
 ok(poll($node, $waiting, '5', 60), '5 claims wait');
 my $t1 = time;
@@ -182,7 +250,7 @@ note(sprintf('fast shutdown took %.2f s', $stop));
 finish_waiter($_) for @ws;
 $producer->quit;
 
-# 7. Without preload, a wait polls and still finds the job.
+# 8. Without preload, a wait polls and still finds the job.
 my $plain = PostgreSQL::Test::Cluster->new('plain');
 $plain->init;
 $plain->start;
