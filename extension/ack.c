@@ -410,7 +410,7 @@ jobq_fail(PG_FUNCTION_ARGS)
 								  " FROM jobq.queues q"
 								  " WHERE j.id = $1 AND j.token = $2"
 								  "   AND q.name = j.queue AND NOT $7 AND j.attempt < j.max_attempts"
-								  " RETURNING j.queue, NOT q.paused",
+								  " RETURNING j.queue, NOT q.paused, j.run_at",
 								  7, types);
 	}
 	rc = SPI_execute_plan(retry_plan, values, nulls, false, 0);
@@ -423,7 +423,10 @@ jobq_fail(PG_FUNCTION_ARGS)
 		if (jobq_spi_getbool(0, 2, &isnull))
 			jobq_note_ready(DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[0],
 														 SPI_tuptable->tupdesc, 1,
-														 &isnull)), 1);
+														 &isnull)), 1,
+							DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
+															  SPI_tuptable->tupdesc, 3,
+															  &isnull)));
 		outcome = "ready";
 	}
 	else
@@ -563,7 +566,7 @@ jobq_release(PG_FUNCTION_ARGS)
 		if (jobq_spi_getbool(0, 2, &isnull))
 			jobq_notify_queue(queue);
 		if (jobq_spi_getbool(0, 3, &isnull))
-			jobq_note_ready(queue, 1);
+			jobq_note_ready(queue, 1, jobq_now());
 	}
 	else
 		jobq_count_stale(values[0]);

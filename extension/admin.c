@@ -77,7 +77,7 @@ run_redrive(SPIPlanPtr plan, Datum *values)
 		if (jobq_spi_getbool(i, 2, &isnull))
 			jobq_notify_queue(queue);
 		if (jobq_spi_getbool(i, 3, &isnull))
-			jobq_note_ready(queue, 1);
+			jobq_note_ready(queue, 1, jobq_now());
 	}
 	return (int64) moved;
 }

@@ -222,7 +222,7 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 			if (args->run_at <= args->now && jobq_spi_getbool(0, 2, &isnull))
 				jobq_notify_queue(args->queue);
 			if (jobq_spi_getbool(0, 3, &isnull))
-				jobq_note_ready(args->queue, 1);
+				jobq_note_ready(args->queue, 1, args->run_at);
 			*created = true;
 			return id;
 		}
@@ -479,7 +479,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 		if (args.run_at <= args.now && jobq_spi_getbool(0, 2, &isnull))
 			jobq_notify_queue(args.queue);
 		if (jobq_spi_getbool(0, 3, &isnull))
-			jobq_note_ready(args.queue, nitems);
+			jobq_note_ready(args.queue, nitems, args.run_at);
 
 		ids = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
 											   SPI_tuptable->tupdesc, 1, &isnull));

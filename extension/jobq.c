@@ -58,7 +58,8 @@ jobq_shmem_request(void)
 #endif
 	RequestAddinShmemSpace(jobq_wait_shmem_size());
 	RequestAddinShmemSpace(jobq_relay_shmem_size());
-	RequestNamedLWLockTranche("jobq", 1);
+	/* [0]: the waiter array (wait.c); [1 + i]: relay i (relay.c) */
+	RequestNamedLWLockTranche("jobq", 1 + JOBQ_SWEEPER_DATABASES_MAX);
 }
 
 /*

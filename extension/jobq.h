@@ -73,7 +73,7 @@ extern void jobq_lock_queue_name(text *queue, int mode);
 extern Size jobq_wait_shmem_size(void);
 extern void jobq_wait_shmem_init(void);
 extern void jobq_wait_register_callbacks(void);
-extern void jobq_note_ready(text *queue, int64 count);
+extern void jobq_note_ready(text *queue, int64 count, TimestampTz due);
 extern bool jobq_wait_register(Datum *queues, int nqueues);
 extern void jobq_wait_rearm(void);
 extern void jobq_wait_unregister(void);

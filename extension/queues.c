@@ -352,8 +352,12 @@ set_paused(text *queue, bool paused)
 	{
 		Oid			types[] = {TEXTOID, BOOLOID};
 
-		pause_plan = jobq_prepare("UPDATE jobq.queues SET paused = $2 WHERE name = $1"
-								  " RETURNING notify",
+		/* o: the row before the update, to tell a real resume */
+		pause_plan = jobq_prepare("WITH o AS (SELECT name, paused FROM jobq.queues"
+								  "  WHERE name = $1 FOR NO KEY UPDATE)"
+								  " UPDATE jobq.queues q SET paused = $2 FROM o"
+								  " WHERE q.name = o.name"
+								  " RETURNING q.notify, o.paused AND NOT $2",
 								  2, types);
 	}
 	rc = SPI_execute_plan(pause_plan, args, NULL, false, 0);
@@ -365,13 +369,15 @@ set_paused(text *queue, bool paused)
 	 * A resumed queue may hold ready jobs that nobody was told about: wake
 	 * its idle workers, all of them (they find out how many jobs there are).
 	 */
-	if (!paused)
 	{
 		bool		isnull;
 
-		if (jobq_spi_getbool(0, 1, &isnull))
-			jobq_notify_queue(queue);
-		jobq_note_ready(queue, PG_INT64_MAX);
+		if (jobq_spi_getbool(0, 2, &isnull))
+		{
+			if (jobq_spi_getbool(0, 1, &isnull))
+				jobq_notify_queue(queue);
+			jobq_note_ready(queue, PG_INT64_MAX, jobq_now());
+		}
 	}
 	jobq_spi_finish();
 }

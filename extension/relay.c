@@ -45,7 +45,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/shmem.h"
-#include "storage/spin.h"
+#include "storage/lwlock.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -57,7 +57,7 @@
 /* One relay: the sweeper of one database */
 typedef struct JobqRelay
 {
-	slock_t		mutex;			/* protects everything below */
+	LWLock	   *lock;			/* protects everything below */
 	Oid			dboid;			/* InvalidOid: no relay in this slot */
 	Latch	   *latch;			/* the relay's latch */
 	bool		overflow;		/* pending[] was full: notify every queue */
@@ -68,8 +68,15 @@ typedef struct JobqRelay
 static JobqRelay *relays = NULL;	/* JOBQ_SWEEPER_DATABASES_MAX slots */
 static int	my_relay = -1;		/* the slot this process serves, if a relay */
 
+/* A queue noted by the current transaction */
+typedef struct RelayNote
+{
+	char	   *queue;			/* in TopTransactionContext */
+	int			level;			/* subtransaction nesting level of the note */
+} RelayNote;
+
 /* Queues noted by the current transaction, in TopTransactionContext */
-static char **noted = NULL;
+static RelayNote *noted = NULL;
 static int	nnoted = 0;
 static int	noted_cap = 0;
 static int	noted_relay = -1;	/* the relay they go to */
@@ -96,7 +103,7 @@ jobq_relay_shmem_init(void)
 	{
 		for (int i = 0; i < JOBQ_SWEEPER_DATABASES_MAX; i++)
 		{
-			SpinLockInit(&relays[i].mutex);
+			relays[i].lock = &(GetNamedLWLockTranche("jobq"))[1 + i].lock;
 			relays[i].dboid = InvalidOid;
 			relays[i].latch = NULL;
 			relays[i].overflow = false;
@@ -134,25 +141,27 @@ relay_hand_over(void)
 	JobqRelay  *r = &relays[noted_relay];
 	Latch	   *latch = NULL;
 
-	SpinLockAcquire(&r->mutex);
+	LWLockAcquire(r->lock, LW_EXCLUSIVE);
 	if (r->dboid == MyDatabaseId)
 	{
 		for (int i = 0; i < nnoted; i++)
 		{
 			bool		found = false;
 
+			if (r->overflow)
+				break;			/* every queue is notified anyway */
 			for (int p = 0; p < r->npending && !found; p++)
-				found = strcmp(r->pending[p], noted[i]) == 0;
+				found = strcmp(r->pending[p], noted[i].queue) == 0;
 			if (found)
 				continue;
 			if (r->npending < JOBQ_RELAY_PENDING_MAX)
-				strlcpy(r->pending[r->npending++], noted[i], JOBQ_QUEUE_NAME_MAX + 1);
+				strlcpy(r->pending[r->npending++], noted[i].queue, JOBQ_QUEUE_NAME_MAX + 1);
 			else
 				r->overflow = true;
 		}
 		latch = r->latch;
 	}
-	SpinLockRelease(&r->mutex);
+	LWLockRelease(r->lock);
 	if (latch != NULL)
 		SetLatch(latch);
 }
@@ -165,30 +174,64 @@ relay_hand_over(void)
 static void
 relay_xact_callback(XactEvent event, void *arg)
 {
-	if (nnoted == 0)
-		return;
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
-		relay_hand_over();
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
-		event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
-		event == XACT_EVENT_PREPARE)
+	switch (event)
 	{
-		/* the array lived in TopTransactionContext, gone with it */
-		noted = NULL;
-		nnoted = 0;
-		noted_cap = 0;
-		noted_relay = -1;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			if (nnoted > 0)
+				relay_hand_over();
+			/* FALLTHROUGH */
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			/* the array lived in TopTransactionContext, gone with it */
+			noted = NULL;
+			nnoted = 0;
+			noted_cap = 0;
+			noted_relay = -1;
+			break;
+		default:
+			break;
 	}
 }
 
 /*
+ * relay_subxact_callback
+ *	  A rolled-back subtransaction (ROLLBACK TO SAVEPOINT, an exception
+ *	  block) takes its notes with it, as it would take its own NOTIFYs; a
+ *	  committed one leaves them to its parent.
+ */
+static void
+relay_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	int			kept = 0;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
+		return;
+	for (int i = 0; i < nnoted; i++)
+	{
+		if (noted[i].level >= level)
+		{
+			if (event == SUBXACT_EVENT_ABORT_SUB)
+				continue;
+			noted[i].level = level - 1;
+		}
+		noted[kept++] = noted[i];
+	}
+	nnoted = kept;
+}
+
+/*
  * jobq_relay_register_callbacks
- *	  Install the commit callback once per backend (from _PG_init).
+ *	  Install the callbacks once per backend (from _PG_init).
  */
 void
 jobq_relay_register_callbacks(void)
 {
 	RegisterXactCallback(relay_xact_callback, NULL);
+	RegisterSubXactCallback(relay_subxact_callback, NULL);
 }
 
 /*
@@ -230,21 +273,32 @@ jobq_notify_queue(text *queue)
 	}
 	if (len > JOBQ_QUEUE_NAME_MAX)
 		elog(ERROR, "jobq: queue name too long for a channel");
-	for (int i = 0; i < nnoted; i++)
-		if (strlen(noted[i]) == len && memcmp(noted[i], VARDATA_ANY(queue), len) == 0)
-			return;
-	if (nnoted == noted_cap)
 	{
-		int			cap = noted_cap == 0 ? 4 : noted_cap * 2;
+		int			level = GetCurrentTransactionNestLevel();
+		char	   *name;
 
-		if (noted == NULL)
-			noted = MemoryContextAlloc(TopTransactionContext, sizeof(char *) * cap);
-		else
-			noted = repalloc(noted, sizeof(char *) * cap);
-		noted_cap = cap;
+		for (int i = 0; i < nnoted; i++)
+			if (noted[i].level == level && strlen(noted[i].queue) == len &&
+				memcmp(noted[i].queue, VARDATA_ANY(queue), len) == 0)
+				return;
+		if (nnoted == noted_cap)
+		{
+			int			cap = noted_cap == 0 ? 4 : noted_cap * 2;
+
+			if (noted == NULL)
+				noted = MemoryContextAlloc(TopTransactionContext, sizeof(RelayNote) * cap);
+			else
+				noted = repalloc(noted, sizeof(RelayNote) * cap);
+			noted_cap = cap;
+		}
+		name = MemoryContextAlloc(TopTransactionContext, len + 1);
+		memcpy(name, VARDATA_ANY(queue), len);
+		name[len] = '\0';
+		noted[nnoted].queue = name;
+		noted[nnoted].level = level;
+		nnoted++;
+		noted_relay = relay;
 	}
-	noted[nnoted++] = MemoryContextStrdup(TopTransactionContext, text_to_cstring(queue));
-	noted_relay = relay;
 }
 
 /*
@@ -256,12 +310,12 @@ relay_detach(int code, Datum arg)
 {
 	JobqRelay  *r = &relays[my_relay];
 
-	SpinLockAcquire(&r->mutex);
+	LWLockAcquire(r->lock, LW_EXCLUSIVE);
 	r->dboid = InvalidOid;
 	r->latch = NULL;
 	r->npending = 0;
 	r->overflow = false;
-	SpinLockRelease(&r->mutex);
+	LWLockRelease(r->lock);
 	my_relay = -1;
 }
 
@@ -278,12 +332,12 @@ jobq_relay_attach(int slot)
 	if (relays == NULL || slot < 0 || slot >= JOBQ_SWEEPER_DATABASES_MAX)
 		return;
 	r = &relays[slot];
-	SpinLockAcquire(&r->mutex);
+	LWLockAcquire(r->lock, LW_EXCLUSIVE);
 	r->latch = MyLatch;
 	r->npending = 0;
 	r->overflow = false;
 	r->dboid = MyDatabaseId;
-	SpinLockRelease(&r->mutex);
+	LWLockRelease(r->lock);
 	my_relay = slot;
 	on_shmem_exit(relay_detach, (Datum) 0);
 }
@@ -299,9 +353,9 @@ jobq_relay_pending(void)
 
 	if (my_relay < 0)
 		return false;
-	SpinLockAcquire(&relays[my_relay].mutex);
+	LWLockAcquire(relays[my_relay].lock, LW_SHARED);
 	pending = relays[my_relay].npending > 0 || relays[my_relay].overflow;
-	SpinLockRelease(&relays[my_relay].mutex);
+	LWLockRelease(relays[my_relay].lock);
 	return pending;
 }
 
@@ -352,13 +406,13 @@ jobq_relay_round(void)
 	if (my_relay < 0)
 		return;
 	r = &relays[my_relay];
-	SpinLockAcquire(&r->mutex);
+	LWLockAcquire(r->lock, LW_EXCLUSIVE);
 	n = r->npending;
 	overflow = r->overflow;
 	memcpy(names, r->pending, sizeof(names[0]) * n);
 	r->npending = 0;
 	r->overflow = false;
-	SpinLockRelease(&r->mutex);
+	LWLockRelease(r->lock);
 	if (n == 0 && !overflow)
 		return;
 
@@ -374,5 +428,9 @@ jobq_relay_round(void)
 		for (int i = 0; i < n; i++)
 			send_notify(names[i], strlen(names[i]));
 	CommitTransactionCommand();
+#if PG_VERSION_NUM < 150000
+	/* before 15, a process outside a client session signals listeners itself */
+	ProcessCompletedNotifies();
+#endif
 	pgstat_report_activity(STATE_IDLE, NULL);
 }

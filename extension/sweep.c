@@ -39,7 +39,8 @@ static SPIPlanPtr purge_plan = NULL;
  * note_requeued
  *	  After the expire statement: tell waiting claims of each queue how
  *	  many of its jobs come back (after their backoff), from the queues and
- *	  counts arrays in columns 3 and 4 of its row (see wait.c).
+ *	  counts arrays in columns 3 and 4 of its row (see wait.c).  Noted as
+ *	  due now: the woken waiters read when each job is due.
  */
 static void
 note_requeued(void)
@@ -60,7 +61,7 @@ note_requeued(void)
 	deconstruct_array(DatumGetArrayTypeP(cd), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &counts, NULL, &nc);
 	for (int i = 0; i < nq && i < nc; i++)
-		jobq_note_ready(DatumGetTextPP(queues[i]), DatumGetInt64(counts[i]));
+		jobq_note_ready(DatumGetTextPP(queues[i]), DatumGetInt64(counts[i]), jobq_now());
 }
 
 /*

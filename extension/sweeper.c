@@ -45,6 +45,14 @@
 
 #define JOBQ_SWEEPER_RESTART_SECS	5
 
+/*
+ * Least time between two relay rounds.  Under a stream of commits the relay
+ * would otherwise run a transaction per commit; waiting out the rest of
+ * this after a round lets one round carry all the queues noted meanwhile.
+ * An idle relay answers at once.
+ */
+#define JOBQ_RELAY_SPACING_USECS	5000
+
 PGDLLEXPORT void jobq_sweeper_main(Datum main_arg);
 
 static SPIPlanPtr installed_plan = NULL;
@@ -213,7 +221,7 @@ sweep_step(MemoryContext context)
 		MemoryContextSwitchTo(context);
 		more = sweep_batch();
 		if (jobq_relay_pending())
-			relay_step(context);
+			run_guarded(relay_step, context);	/* its error ends no sweep */
 		if (!more)
 			break;
 		CHECK_FOR_INTERRUPTS();
@@ -232,6 +240,7 @@ jobq_sweeper_main(Datum main_arg)
 	char	   *dbname;
 	MemoryContext pass_context;
 	TimestampTz next_sweep = 0;
+	TimestampTz last_relay = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -266,8 +275,17 @@ jobq_sweeper_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		if (jobq_relay_pending())
+		{
+			long		since = (long) (GetCurrentTimestamp() - last_relay);
+
+			if (since >= 0 && since < JOBQ_RELAY_SPACING_USECS)
+				pg_usleep(JOBQ_RELAY_SPACING_USECS - since);
 			run_guarded(relay_step, pass_context);
+			last_relay = GetCurrentTimestamp();
+		}
 		now = GetCurrentTimestamp();
+		/* a shorter interval after a reload, or a clock set back */
+		next_sweep = Min(next_sweep, TimestampTzPlusMilliseconds(now, jobq_sweep_interval_ms));
 		if (now >= next_sweep)
 		{
 			if (!RecoveryInProgress())

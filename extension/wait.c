@@ -43,6 +43,7 @@
 
 #include "access/xact.h"
 #include "common/hashfn.h"
+#include "common/int.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/ipc.h"
@@ -51,6 +52,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 /* One waiting backend */
@@ -59,6 +61,8 @@ typedef struct JobqWaiter
 	Latch	   *latch;			/* NULL: the slot is free */
 	Oid			dboid;
 	bool		woken;			/* a commit already signalled this waiter */
+	pg_atomic_uint64 wake_at;	/* when its sleep ends (TimestampTz); 0 while
+								 * it is awake */
 	int			nqueues;
 	uint32		queues[JOBQ_WAIT_QUEUES_MAX];	/* hashes of queue names */
 } JobqWaiter;
@@ -86,6 +90,7 @@ typedef struct ReadyNote
 {
 	uint32		queue;
 	int64		count;
+	TimestampTz due;			/* when the earliest of them is ready */
 } ReadyNote;
 
 static JobqWaitShared *wait_shared = NULL;
@@ -139,7 +144,10 @@ jobq_wait_shmem_init(void)
 		for (int i = 0; i < JOBQ_WAIT_BUCKETS; i++)
 			pg_atomic_init_u32(&wait_shared->buckets[i], 0);
 		for (int i = 0; i < wait_shared->nslots; i++)
+		{
 			wait_shared->slots[i].latch = NULL;
+			pg_atomic_init_u64(&wait_shared->slots[i].wake_at, 0);
+		}
 	}
 }
 
@@ -165,7 +173,10 @@ bucket_of(Oid dboid, uint32 queue)
 /*
  * wake_waiters
  *	  Wake up to note->count waiters of note->queue in this database that
- *	  no commit has woken yet.
+ *	  no commit has woken yet and that would otherwise sleep past
+ *	  note->due.  A waiter that is awake (wake_at 0) may have read the
+ *	  queue before this commit, so it is woken: its next sleep then ends at
+ *	  once and it looks again.
  */
 static void
 wake_waiters(const ReadyNote *note)
@@ -175,9 +186,13 @@ wake_waiters(const ReadyNote *note)
 	for (int i = 0; i < wait_shared->nslots && left > 0; i++)
 	{
 		JobqWaiter *w = &wait_shared->slots[i];
+		uint64		wake_at;
 
 		if (w->latch == NULL || w->woken || w->dboid != MyDatabaseId)
 			continue;
+		wake_at = pg_atomic_read_u64(&w->wake_at);
+		if (wake_at != 0 && note->due >= (TimestampTz) wake_at)
+			continue;			/* it wakes up by then anyway */
 		for (int q = 0; q < w->nqueues; q++)
 			if (w->queues[q] == note->queue)
 			{
@@ -234,7 +249,12 @@ jobq_xact_callback(XactEvent event, void *arg)
 			/* FALLTHROUGH */
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			/* the array lived in TopTransactionContext, gone with it */
+		case XACT_EVENT_PREPARE:
+			/*
+			 * The array lived in TopTransactionContext, gone with it.  NB: a
+			 * prepared transaction's jobs wake nobody (COMMIT PREPARED runs
+			 * elsewhere); waiters find them at their recheck.
+			 */
 			notes = NULL;
 			nnotes = 0;
 			notes_cap = 0;
@@ -268,7 +288,7 @@ jobq_wait_register_callbacks(void)
  *	  waits.
  */
 void
-jobq_note_ready(text *queue, int64 count)
+jobq_note_ready(text *queue, int64 count, TimestampTz due)
 {
 	uint32		h;
 
@@ -278,7 +298,10 @@ jobq_note_ready(text *queue, int64 count)
 	for (int i = 0; i < nnotes; i++)
 		if (notes[i].queue == h)
 		{
-			notes[i].count += count;
+			/* saturating: a resume notes "all" (PG_INT64_MAX) */
+			if (pg_add_s64_overflow(notes[i].count, count, &notes[i].count))
+				notes[i].count = PG_INT64_MAX;
+			notes[i].due = Min(notes[i].due, due);
 			return;
 		}
 	if (nnotes == notes_cap)
@@ -293,6 +316,7 @@ jobq_note_ready(text *queue, int64 count)
 	}
 	notes[nnotes].queue = h;
 	notes[nnotes].count = count;
+	notes[nnotes].due = due;
 	nnotes++;
 }
 
@@ -338,6 +362,7 @@ jobq_wait_register(Datum *queues, int nqueues)
 	{
 		w->dboid = MyDatabaseId;
 		w->woken = false;
+		pg_atomic_write_u64(&w->wake_at, 0);
 		w->nqueues = nqueues;
 		for (int q = 0; q < nqueues; q++)
 		{
@@ -434,9 +459,23 @@ extern bool pq_check_connection(void);
 void
 jobq_wait_sleep(long timeout_ms)
 {
+	JobqWaiter *w = (wait_shared != NULL && my_slot >= 0) ? &wait_shared->slots[my_slot] : NULL;
+
 	if (timeout_ms > 0)
+	{
+		/*
+		 * NB: published before sleeping; a commit that reads it skips us
+		 * only for jobs due after we wake anyway (see wake_waiters).
+		 */
+		if (w != NULL)
+			pg_atomic_write_u64(&w->wake_at,
+								(uint64) TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+																	 timeout_ms));
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 timeout_ms, PG_WAIT_EXTENSION);
+		if (w != NULL)
+			pg_atomic_write_u64(&w->wake_at, 0);
+	}
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
 	if (MyProcPort != NULL && !pq_check_connection())

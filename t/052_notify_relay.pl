@@ -39,16 +39,12 @@ sub sweeper_pid
 		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'jobq sweeper'");
 }
 
+# The sweeper relays from its "started" log line on (it attaches first).
 sub wait_sweeper
 {
-	my $deadline = time + 30;
-	while (time < $deadline)
-	{
-		my $pid = sweeper_pid();
-		return $pid if $pid ne '';
-		usleep(100_000);
-	}
-	return '';
+	my $offset = shift // 0;
+	$node->wait_for_log(qr/jobq sweeper started for database "postgres"/, $offset);
+	return sweeper_pid();
 }
 
 # Run $sql in one psql session that LISTENs on @channels, then give the
@@ -62,7 +58,16 @@ sub notifications
 		SELECT 'self=' || pg_backend_pid();
 		$listen
 		$sql
-		SELECT pg_sleep(0.5);
+		SELECT pg_sleep(0.1);
+		SELECT pg_sleep(0.1);
+		SELECT pg_sleep(0.1);
+		SELECT pg_sleep(0.1);
+		SELECT pg_sleep(0.1);
+		SELECT pg_sleep(0.1);
+		SELECT pg_sleep(0.1);
+		SELECT pg_sleep(0.1);
+		SELECT pg_sleep(0.1);
+		SELECT pg_sleep(0.1);
 		SELECT 'end';
 	});
 	my ($self) = $out =~ /self=(\d+)/;
@@ -102,6 +107,17 @@ is(notifications('postgres', ['jobq.q', 'jobq.quiet'], qq{
 	COMMIT;
 }), '', 'rollback, notify off, delayed job: nothing');
 
+is(notifications('postgres', ['jobq.q', 'jobq.q2'], qq{
+	BEGIN;
+	SAVEPOINT a;
+	SELECT jobq_enqueue('q', '{}');
+	ROLLBACK TO SAVEPOINT a;
+	SAVEPOINT b;
+	SELECT jobq_enqueue('q2', '{}');
+	RELEASE SAVEPOINT b;
+	COMMIT;
+}), "jobq.q2 $relay", 'an enqueue rolled back to a savepoint notifies nothing, a released one does');
+
 # Release and retry make jobs ready too.
 my ($id, $token) = split /\|/, $node->safe_psql('postgres',
 	"SELECT id, token FROM jobq_claim('q', 't', 1) ORDER BY id LIMIT 1");
@@ -133,14 +149,23 @@ $node->safe_psql('postgres', "COMMIT PREPARED 'p1'");
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM jobq.jobs WHERE payload = '{\"prepared\": true}'"),
 	'1', 'an enqueue in a prepared transaction commits');
+# the same session goes on enqueueing after its PREPARE (notes are reset)
+is(notifications('postgres', ['jobq.q'], qq{
+	BEGIN;
+	SELECT jobq_enqueue('q2', '{}', delay => '1 hour');
+	PREPARE TRANSACTION 'p2';
+	SELECT jobq_enqueue('q', '{}');
+	COMMIT PREPARED 'p2';
+}), "jobq.q $relay", 'after a PREPARE in the same session, the next enqueue is relayed');
 
-# The sweeper stops: producers notify themselves until it is back.
+# The sweeper stops: producers notify themselves until it is back (5 s).
+my $log_offset = -s $node->logfile;
 kill 'TERM', $relay;
 my $deadline = time + 10;
-usleep(100_000) while (sweeper_pid() eq $relay && time < $deadline);
+usleep(20_000) while (sweeper_pid() ne '' && time < $deadline);
 is(notifications('postgres', ['jobq.q'], "SELECT jobq_enqueue('q', '{}');"),
 	'jobq.q self', 'sweeper down: the producer notifies itself');
-my $relay2 = wait_sweeper();
+my $relay2 = wait_sweeper($log_offset);
 ok($relay2 ne '' && $relay2 ne $relay, 'the sweeper is restarted');
 is(notifications('postgres', ['jobq.q'], "SELECT jobq_enqueue('q', '{}');"),
 	"jobq.q $relay2", 'the restarted sweeper relays again');
