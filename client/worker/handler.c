@@ -276,6 +276,43 @@ spawn_exec(Worker *w, const Job *job, int in, int out, int err, pid_t parent)
 	return pid;
 }
 
+
+/*
+ * prefill_stdin
+ *		Put the payload into the handler's stdin pipe before the handler
+ *		starts, and close our end when it all fitted.  Then a handler never
+ *		reads a payload cut short: if this worker is killed (SIGKILL) right
+ *		after the spawn, the handler still gets the whole payload and EOF,
+ *		instead of EOF on a partial or empty one.  The pipe is grown to the
+ *		payload's size where Linux allows it (up to fs.pipe-max-size, 1 MiB
+ *		by default, the default jobq.max_payload_size); whatever does not
+ *		fit is written by handler_io as the handler reads.
+ */
+static void
+prefill_stdin(Slot *s, int in[2])
+{
+	size_t		total = strlen(s->job.payload);
+
+#ifdef F_SETPIPE_SZ
+	if (total > 65536)
+		(void) fcntl(in[1], F_SETPIPE_SZ, (int) (total < (1 << 30) ? total : (1 << 30)));
+#endif
+	fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
+	while (s->in_off < total)
+	{
+		ssize_t		n = write(in[1], s->job.payload + s->in_off, total - s->in_off);
+
+		if (n > 0)
+			s->in_off += n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else
+			break;				/* full: the rest goes out from handler_io */
+	}
+	if (s->in_off >= total)
+		close_fd(&in[1]);
+}
+
 /*
  * handler_start
  *		Start the handler for job in slot s, which takes ownership of job's
@@ -307,6 +344,8 @@ handler_start(Worker *w, Slot *s, const Job *job)
 		wlog(w, "error", "could not create pipes: %s", strerror(errno));
 		goto fail;
 	}
+
+	prefill_stdin(s, in);
 
 	fflush(NULL);
 	if (w->callback == NULL)
@@ -344,10 +383,11 @@ handler_start(Worker *w, Slot *s, const Job *job)
 	close(in[0]);
 	close(out[1]);
 	close(err[1]);
-	s->fd_in = in[1];
+	s->fd_in = in[1];			/* -1 when prefill_stdin wrote it all */
 	s->fd_out = out[0];
 	s->fd_err = err[0];
-	fcntl(s->fd_in, F_SETFL, fcntl(s->fd_in, F_GETFL) | O_NONBLOCK);
+	if (s->fd_in >= 0)
+		fcntl(s->fd_in, F_SETFL, fcntl(s->fd_in, F_GETFL) | O_NONBLOCK);
 	fcntl(s->fd_out, F_SETFL, fcntl(s->fd_out, F_GETFL) | O_NONBLOCK);
 	fcntl(s->fd_err, F_SETFL, fcntl(s->fd_err, F_GETFL) | O_NONBLOCK);
 	s->busy = true;
