@@ -125,6 +125,24 @@ on_term(int sig)
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * run_noop: the no-op handler over the n claimed jobs of list; their ids
+ * and tokens (pointing into list) go to ids[] and toks[] for the complete.
+ */
+static void
+run_noop(const JobqJobList *list, size_t n, int64_t *ids, const char **toks)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		const JobqJob *job = jobq_joblist_get(list, i);
+		size_t		len;
+
+		(void) jobq_job_payload(job, &len);
+		ids[i] = jobq_job_id(job);
+		toks[i] = jobq_job_token(job);
+	}
+}
+
 static long
 client_drain(JobqConn *conn, long *errors)
 {
@@ -149,15 +167,7 @@ client_drain(JobqConn *conn, long *errors)
 			jobq_joblist_free(list);
 			break;
 		}
-		for (size_t i = 0; i < n; i++)
-		{
-			const JobqJob *job = jobq_joblist_get(list, i);
-			size_t		len;
-
-			(void) jobq_job_payload(job, &len);	/* the no-op handler */
-			ids[i] = jobq_job_id(job);
-			toks[i] = jobq_job_token(job);
-		}
+		run_noop(list, n, ids, toks);
 		if (batch == 1)
 		{
 			if (jobq_complete(conn, ids[0], toks[0], NULL, 0) != JOBQ_OK)
@@ -219,15 +229,7 @@ client_drain_chained(JobqConn *conn, long *errors)
 		n = jobq_joblist_count(list);
 		if (n == 0)
 			break;
-		for (size_t i = 0; i < n; i++)
-		{
-			const JobqJob *job = jobq_joblist_get(list, i);
-			size_t		len;
-
-			(void) jobq_job_payload(job, &len);	/* the no-op handler */
-			ids[i] = jobq_job_id(job);
-			toks[i] = jobq_job_token(job);
-		}
+		run_noop(list, n, ids, toks);
 	}
 	jobq_joblist_free(prev);
 	free(ids);
