@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -662,8 +663,17 @@ class Bench:
         rel = 'jobq.jobs' if impl == 'jobq' else 'bench_ref.jobs'
         size0 = int(self.c.sql(f"SELECT pg_total_relation_size('{rel}')"))
         step = max(1, S // 60)
-        (tps, out), cpu, wal = self.measure(
-            lambda: self.pgbench(f'{impl}_soak.sql', 4, T=S, progress=step))
+        # the size half-way through: a table that levels off is no bigger at the end
+        mid = {}
+        timer = threading.Timer(S / 2, lambda: mid.setdefault(
+            'size', int(self.c.sql(f"SELECT pg_total_relation_size('{rel}')"))))
+        timer.start()
+        try:
+            (tps, out), cpu, wal = self.measure(
+                lambda: self.pgbench(f'{impl}_soak.sql', 4, T=S, progress=step))
+        finally:
+            timer.cancel()
+            timer.join()
         size1 = int(self.c.sql(f"SELECT pg_total_relation_size('{rel}')"))
         hist = int(self.c.sql("SELECT pg_total_relation_size('jobq.history')")) if impl == 'jobq' else 0
         pts = [(float(a), float(b)) for a, b in
@@ -675,8 +685,8 @@ class Bench:
         first = sum(y for _, y in pts[:tenth]) / tenth
         last = sum(y for _, y in pts[-tenth:]) / tenth
         self.record(f'soak/{impl}', tps, 'jobs/s', first_tenth=first, last_tenth=last,
-                    ratio=last / first if first else 0.0, size_start=size0, size_end=size1,
-                    history_end=hist)
+                    ratio=last / first if first else 0.0, size_start=size0,
+                    size_mid=mid.get('size', 0), size_end=size1, history_end=hist)
 
     # -- (6) worker and cost ----------------------------------------------
     def bench_worker(self):
@@ -1050,7 +1060,7 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
         w(f'{bench.m["soak_seconds"]} s each, 4 pgbench clients, each transaction script = enqueue 1 + '
           'claim 1 + complete 1 (three transactions), backlog 10k, jobq with history kept '
           '(retention 1 day).\n')
-        w('| | jobs/s | first tenth | last tenth | last/first | target | | live table+indexes start → end |')
+        w('| | jobs/s | first tenth | last tenth | last/first | target | | live table+indexes start → half-way → end |')
         w('|---|---:|---:|---:|---:|---|---|---|')
         for impl in ('jobq', 'ref'):
             s = best(R, f'soak/{impl}')
@@ -1063,7 +1073,7 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
             hist = f"; history {e['history_end'] / 1048576:.1f} MB" if impl == 'jobq' else ''
             w(f"| {impl} | {fmt(s['best'])} | {fmt(e['first_tenth'])} | {fmt(e['last_tenth'])} | "
               f"{e['ratio']:.2f} | {tgt} | {met} | {e['size_start'] / 1048576:.1f} MB → "
-              f"{e['size_end'] / 1048576:.1f} MB{hist} |")
+              f"{e.get('size_mid', 0) / 1048576:.1f} MB → {e['size_end'] / 1048576:.1f} MB{hist} |")
         w('\n![soak throughput](soak.svg)\n' if os.path.exists(os.path.join(os.path.dirname(path), 'soak.svg')) else '')
     else:
         w('Not run in this mode (full mode only; `--soak-seconds N` to set its length).\n')
