@@ -379,7 +379,7 @@ class Bench:
             if backlog is not None:
                 raise BenchError('driver drains to empty; use pgbench for backlogs')
             (jobs, secs, rate), cpu, wal = self.measure(
-                lambda: self.driver('drain', '-c', str(c), '-b', str(b), '--chained'))
+                lambda: self.driver('drain', '-c', str(c), '-b', str(b)))
         else:
             (tps, _), cpu, wal = self.measure(
                 lambda: self.pgbench(f'{impl}_drain_{b}.sql', c, t=per_client))

@@ -8,11 +8,10 @@
  *	  is excluded, as pgbench does).  The handler is a no-op in-process.
  *
  *	  driver drain    -d CONNINFO -q QUEUE -c CLIENTS -b BATCH
- *	      claim BATCH jobs, no-op, complete (BATCH = 1: jobq_complete; else
- *	      jobq_complete_batch), until a claim comes back empty.  With
- *	      --chained, each call completes the previous batch and claims the
- *	      next in one round trip and transaction (jobq_complete_and_claim,
- *	      as jobq-worker does).
+ *	      claim BATCH jobs, no-op, complete, until a claim comes back empty.
+ *	      As jobq-worker does, each call completes the previous batch and
+ *	      claims the next in one round trip and transaction
+ *	      (jobq_complete_and_claim).
  *	  driver enqueue  -d CONNINFO -q QUEUE -c CLIENTS -T SECONDS
  *	      jobq_enqueue, one job per call (= per transaction), for SECONDS.
  *	  driver enqueue-batch -d CONNINFO -q QUEUE -c CLIENTS -n CALLS -s SIZE
@@ -77,7 +76,6 @@ static int	interval_ms = 5;
 static int	poll_ms = 50;
 static int	no_listen = 0;
 static int	blocking = 0;
-static int	chained = 0;
 static const char *outfile = NULL;
 static volatile sig_atomic_t stop = 0;
 
@@ -126,78 +124,12 @@ on_term(int sig)
 /* ---------------------------------------------------------------------- */
 
 /*
- * run_noop: the no-op handler over the n claimed jobs of list; their ids
- * and tokens (pointing into list) go to ids[] and toks[] for the complete.
- */
-static void
-run_noop(const JobqJobList *list, size_t n, int64_t *ids, const char **toks)
-{
-	for (size_t i = 0; i < n; i++)
-	{
-		const JobqJob *job = jobq_joblist_get(list, i);
-		size_t		len;
-
-		(void) jobq_job_payload(job, &len);
-		ids[i] = jobq_job_id(job);
-		toks[i] = jobq_job_token(job);
-	}
-}
-
-static long
-client_drain(JobqConn *conn, long *errors)
-{
-	const char *qs[1] = {queue};
-	long		done = 0;
-	int64_t    *ids = malloc(sizeof(int64_t) * batch);
-	const char **toks = malloc(sizeof(char *) * batch);
-
-	for (;;)
-	{
-		JobqJobList *list = jobq_claim(conn, qs, 1, batch, -1, "driver");
-		size_t		n;
-
-		if (list == NULL)
-		{
-			(*errors)++;
-			die("claim", conn);
-		}
-		n = jobq_joblist_count(list);
-		if (n == 0)
-		{
-			jobq_joblist_free(list);
-			break;
-		}
-		run_noop(list, n, ids, toks);
-		if (batch == 1)
-		{
-			if (jobq_complete(conn, ids[0], toks[0], NULL, 0) != JOBQ_OK)
-				(*errors)++;
-			else
-				done++;
-		}
-		else
-		{
-			size_t		nacc = 0;
-
-			if (jobq_complete_batch(conn, n, ids, toks, NULL, NULL, NULL, &nacc) != JOBQ_OK)
-				die("complete_batch", conn);
-			done += (long) nacc;
-			*errors += (long) (n - nacc);
-		}
-		jobq_joblist_free(list);
-	}
-	free(ids);
-	free(toks);
-	return done;
-}
-
-/*
- * client_drain_chained: the shape jobq-worker uses.  Each round trip
- * completes the previous batch and claims the next in one transaction
+ * client_drain: the shape jobq-worker uses.  Each round trip completes the
+ * previous batch and claims the next in one transaction
  * (jobq_complete_and_claim): one commit per batch instead of two.
  */
 static long
-client_drain_chained(JobqConn *conn, long *errors)
+client_drain(JobqConn *conn, long *errors)
 {
 	const char *qs[1] = {queue};
 	long		done = 0;
@@ -229,7 +161,15 @@ client_drain_chained(JobqConn *conn, long *errors)
 		n = jobq_joblist_count(list);
 		if (n == 0)
 			break;
-		run_noop(list, n, ids, toks);
+		for (size_t i = 0; i < n; i++)
+		{
+			const JobqJob *job = jobq_joblist_get(list, i);
+			size_t		len;
+
+			(void) jobq_job_payload(job, &len);	/* the no-op handler */
+			ids[i] = jobq_job_id(job);
+			toks[i] = jobq_job_token(job);	/* points into list */
+		}
 	}
 	jobq_joblist_free(prev);
 	free(ids);
@@ -330,8 +270,7 @@ run_clients(const char *mode)
 			while (!shared->go)
 				usleep(100);
 			if (strcmp(mode, "drain") == 0)
-				n = chained ? client_drain_chained(conn, &shared->errors[c])
-					: client_drain(conn, &shared->errors[c]);
+				n = client_drain(conn, &shared->errors[c]);
 			else if (strcmp(mode, "enqueue") == 0)
 				n = client_enqueue(conn, &shared->errors[c],
 								   now_ns() + (int64_t) (seconds * 1e9));
@@ -519,7 +458,7 @@ usage(void)
 	fprintf(stderr,
 			"usage: driver drain|enqueue|enqueue-batch|produce|consume|handler\n"
 			"  -d CONNINFO -q QUEUE -c CLIENTS -b BATCH -T SECONDS -n N -s SIZE\n"
-			"  -i INTERVAL_MS -p POLL_MS -o FILE --no-listen --blocking --chained\n"
+			"  -i INTERVAL_MS -p POLL_MS -o FILE --no-listen --blocking\n"
 			"  (modes also: wait)\n");
 	exit(2);
 }
@@ -546,11 +485,6 @@ main(int argc, char **argv)
 		{
 			blocking = 1;
 			no_listen = 1;
-			continue;
-		}
-		if (strcmp(a, "--chained") == 0)
-		{
-			chained = 1;
 			continue;
 		}
 		if (v == NULL)
