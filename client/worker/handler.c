@@ -68,19 +68,19 @@ close_fd(int *fd)
 }
 
 /*
- * child_setup
- *		In the forked child of a C callback: own process group, death
- *		signal, default signal handling, pipes on 0/1/2, the job's
- *		environment.  Never returns on error (exits 127 like a shell that
- *		cannot run a command).  An executable's child is set up by
- *		exec_child instead.
+ * child_reset
+ *		The first steps of every handler child, forked (C callback) or
+ *		vfork'ed (executable): own process group, death signal, default
+ *		handling of the signals the worker catches, nothing blocked, pipes
+ *		on 0/1/2.  System calls only, as a vfork'ed child requires.  Exits
+ *		127 (like a shell that cannot run a command) when it fails.
  */
 static void
-child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
-			pid_t parent)
+child_reset(int in, int out, int err, pid_t parent)
 {
+	static const int sigs[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD};
+	struct sigaction dfl;
 	sigset_t	none;
-	char		num[32];
 
 	setpgid(0, 0);
 #ifdef __linux__
@@ -90,16 +90,30 @@ child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
 #else
 	(void) parent;
 #endif
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(127);
+}
+
+/*
+ * child_setup
+ *		In the forked child of a C callback: child_reset, then the job's
+ *		environment.  An executable's child is set up by exec_child
+ *		instead.
+ */
+static void
+child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
+			pid_t parent)
+{
+	char		num[32];
+
+	child_reset(in, out, err, parent);
 	close(in);
 	close(out);
 	close(err);
@@ -197,12 +211,12 @@ put_str(char **p, const char *end, const char *s)
 
 /*
  * exec_child
- *		In the vfork'ed child of an executable handler: the same setup as
- *		child_setup, with system calls only (the child shares the worker's
- *		memory until it execs, so it may not allocate, use stdio or change
- *		any variable), then exec.  Signals arrive blocked (the worker blocks
- *		them around vfork, so that no handler of ours runs here); they are
- *		set to their defaults and unblocked.  Never returns.
+ *		In the vfork'ed child of an executable handler: child_reset (system
+ *		calls only: the child shares the worker's memory until it execs, so
+ *		it may not allocate, use stdio or change any variable), then exec.
+ *		Signals arrive blocked (the worker blocks them around vfork, so that
+ *		no handler of ours runs here); child_reset sets them to their
+ *		defaults and unblocks them.  Never returns.
  */
 static void exec_child(Worker *w, int in, int out, int err, pid_t parent,
 					   char **env) __attribute__((noreturn));
@@ -210,31 +224,12 @@ static void exec_child(Worker *w, int in, int out, int err, pid_t parent,
 static void
 exec_child(Worker *w, int in, int out, int err, pid_t parent, char **env)
 {
-	static const int sigs[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD};
-	struct sigaction dfl;
-	sigset_t	none;
 	char		msg[600];
 	char	   *p = msg;
 	const char *end = msg + sizeof(msg) - 1;
 	int			e;
 
-	setpgid(0, 0);
-#ifdef __linux__
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)	/* the worker died before prctl */
-		_exit(127);
-#else
-	(void) parent;
-#endif
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &dfl, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-		_exit(127);
+	child_reset(in, out, err, parent);
 	/* the pipes' own descriptors are close-on-exec, as are other slots' */
 	execvpe(w->handler_argv[0], w->handler_argv, env);
 	e = errno;
@@ -278,6 +273,33 @@ spawn_exec(Worker *w, const Job *job, int in, int out, int err, pid_t parent)
 
 
 /*
+ * feed_stdin
+ *		Write as much of the payload as the (non-blocking) pipe *fd takes;
+ *		close it once the whole payload is in, or when the handler does not
+ *		read its stdin (EPIPE: fine).
+ */
+static void
+feed_stdin(Slot *s, int *fd)
+{
+	size_t		total = strlen(s->job.payload);
+
+	while (s->in_off < total)
+	{
+		ssize_t		n = write(*fd, s->job.payload + s->in_off, total - s->in_off);
+
+		if (n > 0)
+			s->in_off += n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		else
+			s->in_off = total;
+	}
+	close_fd(fd);
+}
+
+/*
  * prefill_stdin
  *		Put the payload into the handler's stdin pipe before the handler
  *		starts, and close our end when it all fitted.  Then a handler never
@@ -291,26 +313,14 @@ spawn_exec(Worker *w, const Job *job, int in, int out, int err, pid_t parent)
 static void
 prefill_stdin(Slot *s, int in[2])
 {
+#ifdef F_SETPIPE_SZ
 	size_t		total = strlen(s->job.payload);
 
-#ifdef F_SETPIPE_SZ
 	if (total > 65536)
 		(void) fcntl(in[1], F_SETPIPE_SZ, (int) (total < (1 << 30) ? total : (1 << 30)));
 #endif
 	fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
-	while (s->in_off < total)
-	{
-		ssize_t		n = write(in[1], s->job.payload + s->in_off, total - s->in_off);
-
-		if (n > 0)
-			s->in_off += n;
-		else if (n < 0 && errno == EINTR)
-			continue;
-		else
-			break;				/* full: the rest goes out from handler_io */
-	}
-	if (s->in_off >= total)
-		close_fd(&in[1]);
+	feed_stdin(s, &in[1]);		/* the rest, if any, from handler_io */
 }
 
 /*
@@ -448,29 +458,7 @@ handler_io(Worker *w, Slot *s, short in_ev, short out_ev, short err_ev)
 {
 	(void) w;
 	if (s->fd_in >= 0 && (in_ev & (POLLOUT | POLLERR | POLLHUP)))
-	{
-		size_t		total = strlen(s->job.payload);
-
-		while (s->in_off < total)
-		{
-			ssize_t		n = write(s->fd_in, s->job.payload + s->in_off,
-								  total - s->in_off);
-
-			if (n > 0)
-				s->in_off += n;
-			else if (n < 0 && errno == EINTR)
-				continue;
-			else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				break;
-			else
-			{
-				/* EPIPE: the handler does not read its stdin; fine */
-				s->in_off = total;
-			}
-		}
-		if (s->in_off >= total)
-			close_fd(&s->fd_in);
-	}
+		feed_stdin(s, &s->fd_in);
 	if (s->fd_out >= 0 && (out_ev & (POLLIN | POLLERR | POLLHUP)))
 		read_some(&s->fd_out, &s->out, NULL);
 	if (s->fd_err >= 0 && (err_ev & (POLLIN | POLLERR | POLLHUP)))
