@@ -346,6 +346,7 @@ set_paused(text *queue, bool paused)
 {
 	Datum		args[2] = {PointerGetDatum(queue), BoolGetDatum(paused)};
 	int			rc;
+	bool		isnull;
 
 	jobq_spi_connect();
 	if (pause_plan == NULL)
@@ -369,15 +370,11 @@ set_paused(text *queue, bool paused)
 	 * A resumed queue may hold ready jobs that nobody was told about: wake
 	 * its idle workers, all of them (they find out how many jobs there are).
 	 */
+	if (jobq_spi_getbool(0, 2, &isnull))
 	{
-		bool		isnull;
-
-		if (jobq_spi_getbool(0, 2, &isnull))
-		{
-			if (jobq_spi_getbool(0, 1, &isnull))
-				jobq_notify_queue(queue);
-			jobq_note_ready(queue, PG_INT64_MAX, jobq_now());
-		}
+		if (jobq_spi_getbool(0, 1, &isnull))
+			jobq_notify_queue(queue);
+		jobq_note_ready(queue, PG_INT64_MAX, jobq_now());
 	}
 	jobq_spi_finish();
 }

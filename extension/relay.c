@@ -265,6 +265,8 @@ jobq_notify_queue(text *queue)
 {
 	int			len = VARSIZE_ANY_EXHDR(queue);
 	int			relay = noted_relay >= 0 ? noted_relay : relay_for_database();
+	int			level = GetCurrentTransactionNestLevel();
+	char	   *name;
 
 	if (relay < 0)
 	{
@@ -273,32 +275,27 @@ jobq_notify_queue(text *queue)
 	}
 	if (len > JOBQ_QUEUE_NAME_MAX)
 		elog(ERROR, "jobq: queue name too long for a channel");
+	for (int i = 0; i < nnoted; i++)
+		if (noted[i].level == level && strlen(noted[i].queue) == len &&
+			memcmp(noted[i].queue, VARDATA_ANY(queue), len) == 0)
+			return;
+	if (nnoted == noted_cap)
 	{
-		int			level = GetCurrentTransactionNestLevel();
-		char	   *name;
+		int			cap = noted_cap == 0 ? 4 : noted_cap * 2;
 
-		for (int i = 0; i < nnoted; i++)
-			if (noted[i].level == level && strlen(noted[i].queue) == len &&
-				memcmp(noted[i].queue, VARDATA_ANY(queue), len) == 0)
-				return;
-		if (nnoted == noted_cap)
-		{
-			int			cap = noted_cap == 0 ? 4 : noted_cap * 2;
-
-			if (noted == NULL)
-				noted = MemoryContextAlloc(TopTransactionContext, sizeof(RelayNote) * cap);
-			else
-				noted = repalloc(noted, sizeof(RelayNote) * cap);
-			noted_cap = cap;
-		}
-		name = MemoryContextAlloc(TopTransactionContext, len + 1);
-		memcpy(name, VARDATA_ANY(queue), len);
-		name[len] = '\0';
-		noted[nnoted].queue = name;
-		noted[nnoted].level = level;
-		nnoted++;
-		noted_relay = relay;
+		if (noted == NULL)
+			noted = MemoryContextAlloc(TopTransactionContext, sizeof(RelayNote) * cap);
+		else
+			noted = repalloc(noted, sizeof(RelayNote) * cap);
+		noted_cap = cap;
 	}
+	name = MemoryContextAlloc(TopTransactionContext, len + 1);
+	memcpy(name, VARDATA_ANY(queue), len);
+	name[len] = '\0';
+	noted[nnoted].queue = name;
+	noted[nnoted].level = level;
+	nnoted++;
+	noted_relay = relay;
 }
 
 /*

@@ -54,20 +54,14 @@ sub notifications
 {
 	my ($db, $channels, $sql) = @_;
 	my $listen = join('', map { qq{LISTEN "$_";\n} } @$channels);
+	# psql prints what arrived after each statement: ten short sleeps give
+	# the relay a second
+	my $naps = "SELECT pg_sleep(0.1);\n" x 10;
 	my $out = $node->safe_psql($db, qq{
 		SELECT 'self=' || pg_backend_pid();
 		$listen
 		$sql
-		SELECT pg_sleep(0.1);
-		SELECT pg_sleep(0.1);
-		SELECT pg_sleep(0.1);
-		SELECT pg_sleep(0.1);
-		SELECT pg_sleep(0.1);
-		SELECT pg_sleep(0.1);
-		SELECT pg_sleep(0.1);
-		SELECT pg_sleep(0.1);
-		SELECT pg_sleep(0.1);
-		SELECT pg_sleep(0.1);
+		$naps
 		SELECT 'end';
 	});
 	my ($self) = $out =~ /self=(\d+)/;
