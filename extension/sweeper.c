@@ -14,8 +14,9 @@
  * skipped until it is created there.
  *
  * The sweeper is also its database's NOTIFY relay (relay.c): woken by a
- * producer's commit, it sends the pending notifications at once, between
- * two sweep batches at the latest.
+ * producer's commit, it sends the pending notifications at once if its
+ * last round is JOBQ_RELAY_SPACING_USECS old, else when it is, and
+ * between two sweep batches during a pass.
  *
  * Copyright (c) 2026, the jobq developers
  *
