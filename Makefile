@@ -12,6 +12,7 @@ OBJS = \
 	extension/plans.o \
 	extension/validate.o \
 	extension/queues.o \
+	extension/queue_cache.o \
 	extension/enqueue.o \
 	extension/claim.o \
 	extension/ack.o \

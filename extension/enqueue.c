@@ -57,8 +57,9 @@ typedef struct EnqueueArgs
 	TimestampTz now;
 	TimestampTz run_at;
 	int16		priority;
-	Datum		max_attempts;	/* int4, or unset */
-	bool		max_attempts_null;
+	Datum		max_attempts;	/* int4: given, or the queue's */
+	bool		max_attempts_null;	/* not given */
+	JobqQueueSettings settings;	/* of the queue, read under its name lock */
 } EnqueueArgs;
 
 /*
@@ -141,6 +142,37 @@ queue_missing(text *queue)
 }
 
 /*
+ * read_queue_settings
+ *	  Fill in the queue's settings, or fail if it does not exist.  Called
+ *	  with the queue's name lock held, inside SPI, before anything is
+ *	  written.  A job's max_attempts defaults to its queue's.
+ */
+static void
+read_queue_settings(EnqueueArgs *args)
+{
+	if (!jobq_queue_settings(args->queue, &args->settings))
+		queue_missing(args->queue);
+	if (args->max_attempts_null)
+		args->max_attempts = Int32GetDatum(args->settings.max_attempts);
+}
+
+/*
+ * announce_ready
+ *	  Tell workers of count new jobs once this transaction commits.  NOTIFY
+ *	  only for jobs ready now; waiting claims also hear of delayed ones, so
+ *	  that they sleep until those are due.  A paused queue wakes nobody.
+ */
+static void
+announce_ready(EnqueueArgs *args, int64 count)
+{
+	if (args->settings.paused)
+		return;
+	if (args->settings.notify && args->run_at <= args->now)
+		jobq_notify_queue(args->queue);
+	jobq_note_ready(args->queue, count, args->run_at);
+}
+
+/*
  * enqueue_one
  *	  Insert one job; returns its id, or the id of the live job holding its
  *	  dedupe key (then *created = false).  Runs inside SPI.
@@ -163,19 +195,14 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 		TIMESTAMPTZOID, TEXTOID};
 
 #define ENQUEUE_SQL(CONFLICT) \
-		"WITH q AS (" \
-		"  SELECT name, max_attempts, notify AND NOT paused AS notify, NOT paused AS active" \
-		"  FROM jobq.queues WHERE name = $1)," \
-		" ins AS (" \
-		"  INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts," \
-		"                         enqueued_at, dedupe_key, payload)" \
-		"  SELECT q.name, $3, $4, COALESCE($5, q.max_attempts), $6, $7, $2 FROM q" \
+		"INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts," \
+		"                       enqueued_at, dedupe_key, payload)" \
+		" VALUES ($1, $3, $4, $5, $6, $7, $2)" \
 		CONFLICT \
-		"  RETURNING id)" \
-		" SELECT (SELECT id FROM ins), q.notify, q.active FROM q"
+		" RETURNING id"
 
 		insert_plan = jobq_prepare(ENQUEUE_SQL(""), 7, types);
-		insert_keyed_plan = jobq_prepare(ENQUEUE_SQL("  ON CONFLICT (queue, dedupe_key)"
+		insert_keyed_plan = jobq_prepare(ENQUEUE_SQL(" ON CONFLICT (queue, dedupe_key)"
 													 " WHERE dedupe_key IS NOT NULL DO NOTHING"),
 										 7, types);
 #undef ENQUEUE_SQL
@@ -194,8 +221,6 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 	values[2] = Int16GetDatum(args->priority);
 	values[3] = TimestampTzGetDatum(args->run_at);
 	values[4] = args->max_attempts;
-	if (args->max_attempts_null)
-		nulls[4] = 'n';
 	values[5] = TimestampTzGetDatum(args->now);
 	values[6] = PointerGetDatum(dedupe_key);
 	if (dedupe_key == NULL)
@@ -204,27 +229,15 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 	for (int tries = 0; tries < DEDUPE_RETRIES; tries++)
 	{
 		bool		isnull;
-		int64		id;
 
 		rc = SPI_execute_plan(dedupe_key ? insert_keyed_plan : insert_plan,
 							  values, nulls, false, 0);
-		jobq_spi_check(rc, SPI_OK_SELECT, "enqueue");
-		if (SPI_processed == 0)
-			queue_missing(args->queue);
-
-		id = jobq_spi_getint64(0, 1, &isnull);
-		if (!isnull)
+		jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "enqueue");
+		if (SPI_processed == 1)
 		{
-			/*
-			 * NOTIFY only for a job ready now; waiting claims also hear of
-			 * a delayed one, so that they sleep until it is due.
-			 */
-			if (args->run_at <= args->now && jobq_spi_getbool(0, 2, &isnull))
-				jobq_notify_queue(args->queue);
-			if (jobq_spi_getbool(0, 3, &isnull))
-				jobq_note_ready(args->queue, 1, args->run_at);
+			announce_ready(args, 1);
 			*created = true;
-			return id;
+			return jobq_spi_getint64(0, 1, &isnull);
 		}
 
 		/*
@@ -282,6 +295,7 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 
 	jobq_lock_queue_name(args.queue, ShareLock);
 	jobq_spi_connect();
+	read_queue_settings(&args);
 	id = enqueue_one(&args, payload, dedupe_key, &created);
 	jobq_spi_finish();
 	PG_RETURN_INT64(id);
@@ -397,6 +411,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_lock_queue_name(args.queue, ShareLock);
 	jobq_spi_connect();
+	read_queue_settings(&args);
 
 	if (keys != NULL)
 	{
@@ -432,12 +447,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 	else
 	{
 		Datum		values[6];
-		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 		bool		isnull;
-		ArrayType  *ids;
-		Datum	   *id_items;
-		bool	   *id_nulls;
-		int			nids;
 
 		if (insert_many_plan == NULL)
 		{
@@ -445,21 +455,16 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 			TIMESTAMPTZOID};
 
 			/*
-			 * Rows are inserted in input order, so the identity values, and
-			 * hence the ids sorted, follow the input order.
+			 * Rows are inserted, and so returned, in input order: the
+			 * RETURNING rows are the ids of payloads 1, 2, ... in turn.
 			 */
 			insert_many_plan = jobq_prepare(
-											"WITH q AS ("
-											"  SELECT name, max_attempts, notify AND NOT paused AS notify, NOT paused AS active"
-											"  FROM jobq.queues WHERE name = $1),"
-											" ins AS ("
-											"  INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts,"
-											"                         enqueued_at, payload)"
-											"  SELECT q.name, $3, $4, COALESCE($5, q.max_attempts), $6, p.payload"
-											"  FROM q, unnest($2) WITH ORDINALITY AS p(payload, ord)"
-											"  ORDER BY p.ord"
-											"  RETURNING id)"
-											" SELECT (SELECT pg_catalog.array_agg(id ORDER BY id) FROM ins), q.notify, q.active FROM q",
+											"INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts,"
+											"                       enqueued_at, payload)"
+											" SELECT $1, $3, $4, $5, $6, p.payload"
+											" FROM unnest($2) WITH ORDINALITY AS p(payload, ord)"
+											" ORDER BY p.ord"
+											" RETURNING id",
 											6, types);
 		}
 		values[0] = PointerGetDatum(args.queue);
@@ -467,30 +472,17 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 		values[2] = Int16GetDatum(args.priority);
 		values[3] = TimestampTzGetDatum(args.run_at);
 		values[4] = args.max_attempts;
-		if (args.max_attempts_null)
-			nulls[4] = 'n';
 		values[5] = TimestampTzGetDatum(args.now);
 
-		rc = SPI_execute_plan(insert_many_plan, values, nulls, false, 0);
-		jobq_spi_check(rc, SPI_OK_SELECT, "enqueue batch");
-		if (SPI_processed == 0)
-			queue_missing(args.queue);
-		/* as in enqueue_one: waiters hear of delayed jobs too */
-		if (args.run_at <= args.now && jobq_spi_getbool(0, 2, &isnull))
-			jobq_notify_queue(args.queue);
-		if (jobq_spi_getbool(0, 3, &isnull))
-			jobq_note_ready(args.queue, nitems, args.run_at);
-
-		ids = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
-											   SPI_tuptable->tupdesc, 1, &isnull));
-		Assert(!isnull);
-		deconstruct_array(ids, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-						  &id_items, &id_nulls, &nids);
-		if (nids != nitems)
-			elog(ERROR, "jobq: batch inserted %d jobs, expected %d", nids, nitems);
-		for (int i = 0; i < nids; i++)
+		rc = SPI_execute_plan(insert_many_plan, values, NULL, false, 0);
+		jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "enqueue batch");
+		if (SPI_processed != nitems)
+			elog(ERROR, "jobq: batch inserted " UINT64_FORMAT " jobs, expected %d",
+				 SPI_processed, nitems);
+		announce_ready(&args, nitems);
+		for (uint64 i = 0; i < SPI_processed; i++)
 		{
-			out[0] = id_items[i];
+			out[0] = Int64GetDatum(jobq_spi_getint64(i, 1, &isnull));
 			out[1] = BoolGetDatum(true);
 			tuplestore_putvalues(store, desc, out, out_nulls);
 		}

@@ -177,6 +177,21 @@ WITH (autovacuum_vacuum_scale_factor = 0.05,
 -- retention purge and listing by state
 CREATE INDEX history_queue_state_idx ON jobq.history (queue, state, finished_at);
 
+/*
+ * Each backend caches the settings an enqueue reads (queue_cache.c).  Any
+ * change to jobq.queues, however it is made, invalidates those caches in
+ * every backend when it commits.
+ */
+CREATE FUNCTION jobq.queues_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'jobq_queues_changed'
+LANGUAGE C
+SET search_path = pg_catalog, pg_temp;
+
+CREATE TRIGGER queues_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON jobq.queues
+    FOR EACH STATEMENT EXECUTE FUNCTION jobq.queues_changed();
+
 ALTER TABLE jobq.queues OWNER TO jobq_owner;
 ALTER TABLE jobq.jobs OWNER TO jobq_owner;
 ALTER TABLE jobq.history OWNER TO jobq_owner;

@@ -118,6 +118,16 @@ extern text *jobq_worker_arg(FunctionCallInfo fcinfo, int argno);
 extern TimestampTz jobq_add_interval(TimestampTz t, const Interval *span);
 extern TimestampTz jobq_now(void);
 
+/* queue_cache.c */
+typedef struct JobqQueueSettings
+{
+	int32		max_attempts;
+	bool		paused;
+	bool		notify;
+} JobqQueueSettings;
+
+extern bool jobq_queue_settings(text *queue, JobqQueueSettings *out);
+
 /* ack.c */
 extern void jobq_count_stale(Datum job_id);
 

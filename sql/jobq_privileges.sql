@@ -78,7 +78,9 @@ INSERT INTO regress_priv_calls VALUES
  (28, 'DELETE jobq.history', NULL, $$DELETE FROM jobq.history$$),
  (29, 'SELECT jobq.queues', NULL, $$SELECT count(*) FROM jobq.queues$$),
  (30, 'UPDATE jobq.stale_acks', NULL, $$UPDATE jobq.stale_acks SET count = 0$$),
- (31, 'nextval(jobs_id_seq)', NULL, $$SELECT nextval('jobq.jobs_id_seq')$$);
+ (31, 'nextval(jobs_id_seq)', NULL, $$SELECT nextval('jobq.jobs_id_seq')$$),
+ -- the trigger that invalidates queue-settings caches: not callable by anyone
+ (32, 'queues_changed (trigger)', 'jobq.queues_changed()', $$SELECT jobq.queues_changed()$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
