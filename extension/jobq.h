@@ -124,6 +124,7 @@ typedef struct JobqQueueSettings
 	int32		max_attempts;
 	bool		paused;
 	bool		notify;
+	Interval	lease;
 } JobqQueueSettings;
 
 extern bool jobq_queue_settings(text *queue, JobqQueueSettings *out);

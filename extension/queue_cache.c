@@ -4,7 +4,8 @@
  *	  A backend-local cache of the queue settings an enqueue needs.
  *
  * Every enqueue needs three settings of its queue: max_attempts (the
- * default for the job), paused and notify (whether to wake workers).
+ * default for the job), paused and notify (whether to wake workers); a
+ * claim from one queue needs paused and the lease.
  * Reading them with the insert, in one statement, cost a CTE, a scan of
  * jobq.queues and a sub-plan per call: about 5 us of an enqueue that a
  * plain INSERT does in 46 (pgbench, one client, fsync off).  Settings
@@ -145,7 +146,7 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 	{
 		Oid			types[] = {TEXTOID};
 
-		settings_plan = jobq_prepare("SELECT max_attempts, paused, notify"
+		settings_plan = jobq_prepare("SELECT max_attempts, paused, notify, lease"
 									 " FROM jobq.queues WHERE name = $1",
 									 1, types);
 	}
@@ -158,6 +159,8 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 													SPI_tuptable->tupdesc, 1, &isnull));
 	out->paused = jobq_spi_getbool(0, 2, &isnull);
 	out->notify = jobq_spi_getbool(0, 3, &isnull);
+	out->lease = *DatumGetIntervalP(SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, 4, &isnull));
 
 	/*
 	 * An invalidation that arrived while we read may be for a change our

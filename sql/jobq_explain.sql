@@ -48,7 +48,7 @@ BEGIN
 END
 $$;
 
--- claim.c, run_claim: $1 queues, $2 now, $3 max_jobs, $4 lease, $5 worker
+-- claim.c, run_claim_any: $1 queues, $2 now, $3 max_jobs, $4 lease, $5 worker
 PREPARE regress_claim(text[], timestamptz, int8, interval, text) AS
 WITH q AS MATERIALIZED ( SELECT name, lease FROM jobq.queues WHERE name = ANY ($1) AND NOT paused),
 c AS ( SELECT j.id FROM q CROSS JOIN LATERAL ( SELECT j.id, j.priority, j.run_at FROM jobq.jobs j
@@ -60,6 +60,16 @@ j.queue)), claimed_at = $2, worker = $5 WHERE j.id = ANY (ARRAY(SELECT c.id FROM
 j.queue, j.payload, j.attempt, j.max_attempts, j.token, j.locked_until, j.enqueued_at, j.priority,
 j.run_at) SELECT id, queue, payload, attempt, max_attempts, token, locked_until, enqueued_at FROM u
 ORDER BY priority, run_at, id;
+-- claim.c, run_claim_one: $1 queue, $2 now, $3 max_jobs, $4 lease, $5 worker
+PREPARE regress_claim_one(text, timestamptz, int8, interval, text) AS
+WITH u AS ( UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1, token =
+pg_catalog.gen_random_uuid(), locked_until = $2 + $4, claimed_at = $2, worker = $5 WHERE j.id = ANY
+(ARRAY( SELECT c.id FROM jobq.jobs c WHERE c.queue = $1 AND c.state = 'ready' AND c.run_at <= $2
+ORDER BY c.priority, c.run_at, c.id LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED)) RETURNING j.id,
+j.queue, j.payload, j.attempt, j.max_attempts, j.token, j.locked_until, j.enqueued_at, j.priority,
+j.run_at) SELECT id, queue, payload, attempt, max_attempts, token, locked_until, enqueued_at FROM u
+ORDER BY priority, run_at, id;
+
 -- sweep.c, jobq_sweep_run (expired leases): $1 now, $2 queue, $3 max_rows
 PREPARE regress_expire(timestamptz, text, int8) AS
 WITH x AS ( SELECT j.id FROM jobq.jobs j WHERE j.state = 'running' AND j.locked_until < $1 AND
@@ -128,12 +138,14 @@ BEGIN
     FOREACH p IN ARRAY ARRAY[
         $q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 1, NULL, NULL)$q$,
         $q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 100, '1 minute', 'w')$q$,
-        $q$EXECUTE regress_claim(ARRAY['exp', 'exp-b', 'exp-none'], clock_timestamp(), 10, NULL, NULL)$q$]
+        $q$EXECUTE regress_claim(ARRAY['exp', 'exp-b', 'exp-none'], clock_timestamp(), 10, NULL, NULL)$q$,
+        $q$EXECUTE regress_claim_one('exp', clock_timestamp(), 1, '5 minutes', NULL)$q$,
+        $q$EXECUTE regress_claim_one('exp', clock_timestamp(), 100, '1 minute', 'w')$q$]
     LOOP
         statement := p;
         p := regress_plan(p);
         check_name := 'uses jobs_claim_idx';
-        ok := p ~ 'Index Scan using jobs_claim_idx on jobs j';
+        ok := p ~ 'Index Scan using jobs_claim_idx on jobs';
         RETURN NEXT;
         check_name := 'locks under the limit';
         ok := p ~ 'Limit\n\s+->  LockRows\n\s+->  Index Scan using jobs_claim_idx';
@@ -208,13 +220,14 @@ BEGIN;
 SELECT * FROM regress_check_plans('force_generic_plan');
 COMMIT;
 
--- the claim's plan, for the record when a check above fails
+-- the plan of a claim from one queue, for the record when a check above fails
 BEGIN;
 SET LOCAL plan_cache_mode = force_generic_plan;
-SELECT claim_plan FROM (SELECT regexp_split_to_table(regress_plan($q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 1, NULL, NULL)$q$), E'\n') AS claim_plan OFFSET 0) p WHERE claim_plan <> '';
+SELECT claim_plan FROM (SELECT regexp_split_to_table(regress_plan($q$EXECUTE regress_claim_one('exp', clock_timestamp(), 1, '5 minutes', NULL)$q$), E'\n') AS claim_plan OFFSET 0) p WHERE claim_plan <> '';
 COMMIT;
 
 DEALLOCATE regress_claim;
+DEALLOCATE regress_claim_one;
 DEALLOCATE regress_expire;
 DEALLOCATE regress_purge;
 DEALLOCATE regress_complete;

@@ -18,6 +18,7 @@ TEST = os.path.join(TOP, 'sql', 'jobq_explain.sql')
 # PREPARE name -> (C file, plan variable)
 STATEMENTS = {
     'regress_claim': ('claim.c', 'claim_plan'),
+    'regress_claim_one': ('claim.c', 'claim_one_plan'),
     'regress_expire': ('sweep.c', 'expire_plan'),
     'regress_purge': ('sweep.c', 'purge_plan'),
     'regress_complete': ('ack.c', 'complete_plan'),
