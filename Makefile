@@ -15,6 +15,7 @@ OBJS = \
 	extension/queue_cache.o \
 	extension/enqueue.o \
 	extension/claim.o \
+	extension/pop.o \
 	extension/ack.o \
 	extension/sweep.o \
 	extension/admin.o \

@@ -40,7 +40,7 @@ MODES = {
                   soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1),
     'quick': dict(reps=3, clients=[1, 16], drain_clients=[4], enq_seconds=1,
                   enq_impls=['ref', 'jobq', 'jobq-nonotify'],
-                  enq_batches=10, drain_single=800, drain_batch=3200,
+                  enq_batches=10, drain_single=2000, drain_batch=20000,
                   ret_single=['0'], ret_batch=['0', '1 day'],
                   lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify'],
                   waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
@@ -361,8 +361,12 @@ class Bench:
                         if self.has_driver:
                             self.guard(f'drain driver c={c} b={b} ret={ret}', self._drain,
                                        'driver', c, b, ret)
+                    if b == 100:
+                        # the opt-in, at-most-once jobq_pop: one write per job
+                        self.guard(f'drain pop c={c} b={b}', self._drain, 'jobq', c, b, '0',
+                                   key=f'drain/pop/c{c}/b{b}/ret0', script='jobq_pop_100.sql')
 
-    def _drain(self, impl, c, b, ret, backlog=None, history=0, key=None):
+    def _drain(self, impl, c, b, ret, backlog=None, history=0, key=None, script=None):
         n = self.m['drain_single'] if b == 1 else self.m['drain_batch']
         if backlog is not None:
             n = self.m['scale_drain']
@@ -382,7 +386,7 @@ class Bench:
                 lambda: self.driver('drain', '-c', str(c), '-b', str(b)))
         else:
             (tps, _), cpu, wal = self.measure(
-                lambda: self.pgbench(f'{impl}_drain_{b}.sql', c, t=per_client))
+                lambda: self.pgbench(script or f'{impl}_drain_{b}.sql', c, t=per_client))
             rate = tps * b
         jobs = before - self.count(impl)
         if jobs <= 0:
@@ -941,6 +945,10 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
                 for impl, nm in (('jobq', 'pgbench'), ('driver', 'libjobq, chained')):
                     cmp(f'drain {what}, {c} workers, {hist} — jobq ({nm})',
                         f'drain/{impl}/c{c}/b{b}/ret{ret}', f'drain/ref/c{c}/b{b}', tgt)
+                if b == 100 and ret == 0:
+                    cmp(f'drain {what}, {c} workers, {hist} — jobq_pop (pgbench), '
+                        '**at-most-once, opt-in**: a job is deleted when taken',
+                        f'drain/pop/c{c}/b{b}/ret0', f'drain/ref/c{c}/b{b}', tgt)
     for c in bench.m['worker_conc']:
         rc = max(x for x in bench.m['drain_clients'] if x <= c) if min(bench.m['drain_clients']) <= c \
             else bench.m['drain_clients'][0]

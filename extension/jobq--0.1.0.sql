@@ -339,6 +339,19 @@ AS 'MODULE_PATHNAME', 'jobq_claim_any'
 LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER ROWS 1
 SET search_path = pg_catalog, pg_temp;
 
+-- AT-MOST-ONCE, opt-in (see pop.c and README "jobq_pop"): deletes the
+-- jobs it returns; a crash after the commit loses them.
+CREATE FUNCTION @extschema@.jobq_pop(queue text, max_jobs integer DEFAULT 1)
+RETURNS TABLE (
+    id          bigint,
+    queue       text,
+    payload     jsonb,
+    attempt     integer,
+    enqueued_at timestamptz)
+AS 'MODULE_PATHNAME', 'jobq_pop'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER ROWS 1
+SET search_path = pg_catalog, pg_temp;
+
 CREATE FUNCTION @extschema@.jobq_complete(id bigint, token uuid, result jsonb DEFAULT NULL)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'jobq_complete'
@@ -501,6 +514,7 @@ TO jobq_producer;
 GRANT EXECUTE ON FUNCTION
     @extschema@.jobq_claim(text, text, integer, interval, interval),
     @extschema@.jobq_claim(text[], text, integer, interval, interval),
+    @extschema@.jobq_pop(text, integer),
     @extschema@.jobq_complete(bigint, uuid, jsonb),
     @extschema@.jobq_complete_batch(bigint[], uuid[], jsonb[]),
     @extschema@.jobq_fail(bigint, uuid, text, interval, boolean),

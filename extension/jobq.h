@@ -125,6 +125,7 @@ typedef struct JobqQueueSettings
 	bool		paused;
 	bool		notify;
 	Interval	lease;
+	bool		keeps_completed;	/* completed_retention > 0 */
 } JobqQueueSettings;
 
 extern bool jobq_queue_settings(text *queue, JobqQueueSettings *out);

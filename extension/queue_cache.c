@@ -5,7 +5,8 @@
  *
  * Every enqueue needs three settings of its queue: max_attempts (the
  * default for the job), paused and notify (whether to wake workers); a
- * claim from one queue needs paused and the lease.
+ * claim from one queue needs paused and the lease, a pop whether the queue
+ * keeps completed history.
  * Reading them with the insert, in one statement, cost a CTE, a scan of
  * jobq.queues and a sub-plan per call: about 5 us of an enqueue that a
  * plain INSERT does in 46 (pgbench, one client, fsync off).  Settings
@@ -146,7 +147,8 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 	{
 		Oid			types[] = {TEXTOID};
 
-		settings_plan = jobq_prepare("SELECT max_attempts, paused, notify, lease"
+		settings_plan = jobq_prepare("SELECT max_attempts, paused, notify, lease,"
+									 " completed_retention > interval '0'"
 									 " FROM jobq.queues WHERE name = $1",
 									 1, types);
 	}
@@ -161,6 +163,7 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 	out->notify = jobq_spi_getbool(0, 3, &isnull);
 	out->lease = *DatumGetIntervalP(SPI_getbinval(SPI_tuptable->vals[0],
 												  SPI_tuptable->tupdesc, 4, &isnull));
+	out->keeps_completed = jobq_spi_getbool(0, 5, &isnull);
 
 	/*
 	 * An invalidation that arrived while we read may be for a change our

@@ -2,7 +2,7 @@
 -- role (member of it) and one with no grants at all call every function,
 -- and try the tables directly; each cell is "yes" (allowed), "no" (42501)
 -- or the SQLSTATE of any other error. Expected (README.md, "Security"):
--- producer: enqueue, enqueue_batch, stats; worker: claim, complete,
+-- producer: enqueue, enqueue_batch, stats; worker: claim, pop, complete,
 -- complete_batch, fail, extend, release, sweep; monitor: stats, job, list,
 -- queues (and wait_stats); admin: everything (queue management, retry,
 -- cancel, purge, plus the three others). Nobody, not even admin, may touch
@@ -80,7 +80,8 @@ INSERT INTO regress_priv_calls VALUES
  (30, 'UPDATE jobq.stale_acks', NULL, $$UPDATE jobq.stale_acks SET count = 0$$),
  (31, 'nextval(jobs_id_seq)', NULL, $$SELECT nextval('jobq.jobs_id_seq')$$),
  -- the trigger that invalidates queue-settings caches: not callable by anyone
- (32, 'queues_changed (trigger)', 'jobq.queues_changed()', $$SELECT jobq.queues_changed()$$);
+ (32, 'queues_changed (trigger)', 'jobq.queues_changed()', $$SELECT jobq.queues_changed()$$),
+ (33, 'pop', 'jobq_pop(text,integer)', $$SELECT jobq_pop('prv-none')$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

@@ -1,0 +1,1 @@
+SELECT array_agg(id) AS ids, array_agg(payload) AS payloads FROM jobq_pop('bench', 100)

@@ -1,0 +1,117 @@
+/*-------------------------------------------------------------------------
+ *
+ * pop.c
+ *	  jobq_pop: take ready jobs and finish them in the same statement.
+ *
+ * AT-MOST-ONCE, AND OPT-IN.  A pop deletes the jobs it returns; there is
+ * no lease, no token and no retry.  If the caller's transaction commits
+ * and the caller then crashes, or its work fails, those jobs are gone.
+ * It is for work that may be lost but must be cheap (metrics, cache
+ * warming, notifications that a later one supersedes), as pgmq's pop.
+ * Everything else uses jobq_claim and jobq_complete.
+ *
+ * Why it exists: a claim writes every job row twice (the claim's update,
+ * the completion's delete), as does the hand-written SKIP LOCKED queue.
+ * A pop writes it once.  If the caller's transaction rolls back, the jobs
+ * are back, untouched: the pop is part of the caller's transaction, as an
+ * enqueue is.
+ *
+ * Rows are locked FOR UPDATE SKIP LOCKED (a delete needs the key lock), so
+ * a job an application row holds a KEY SHARE lock on (a foreign key being
+ * checked) is skipped, not waited for.  The attempt counts as one, and a
+ * queue that keeps completed history gets a "completed" row for each job
+ * (no token, no worker, no result).
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/pop.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "jobq.h"
+
+#include "catalog/pg_type.h"
+
+PG_FUNCTION_INFO_V1(jobq_pop);
+
+#define ARG_QUEUE		0
+#define ARG_MAX_JOBS	1
+
+static SPIPlanPtr pop_plan = NULL;
+static SPIPlanPtr pop_into_history_plan = NULL;
+
+/*
+ * The DELETE of up to $3 ready jobs of queue $1 due by $2, in claim order,
+ * as CTE d.  Rows are found by "id = ANY (ARRAY(...))" for the reason
+ * given in claim.c: the generic plan always probes the primary key.
+ */
+#define POP_DELETE_SQL \
+	"WITH d AS (" \
+	"  DELETE FROM jobq.jobs j" \
+	"  WHERE j.id = ANY (ARRAY(" \
+	"    SELECT c.id FROM jobq.jobs c" \
+	"    WHERE c.queue = $1 AND c.state = 'ready' AND c.run_at <= $2" \
+	"    ORDER BY c.priority, c.run_at, c.id" \
+	"    LIMIT $3" \
+	"    FOR UPDATE SKIP LOCKED))" \
+	"  RETURNING j.*)"
+
+#define POP_RESULT_SQL \
+	" SELECT id, queue, payload, attempt + 1, enqueued_at FROM d" \
+	" ORDER BY priority, run_at, id"
+
+/*
+ * jobq_pop(queue text, max_jobs integer) -> setof (id, queue, payload,
+ *											 attempt, enqueued_at)
+ *	  Delete up to max_jobs ready jobs of one queue, in claim order, and
+ *	  return them.  An unknown or paused queue gives an empty result, as
+ *	  jobq_claim does.
+ */
+Datum
+jobq_pop(PG_FUNCTION_ARGS)
+{
+	text	   *queue = jobq_queue_arg(fcinfo, ARG_QUEUE);
+	JobqQueueSettings settings;
+	Datum		values[3];
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	int			rc;
+
+	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
+	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_BATCH_MAX);
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+	if (!jobq_queue_settings(queue, &settings) || settings.paused)
+	{
+		jobq_spi_finish();
+		return (Datum) 0;
+	}
+
+	if (pop_plan == NULL)
+	{
+		Oid			types[] = {TEXTOID, TIMESTAMPTZOID, INT8OID};
+
+		pop_plan = jobq_prepare(POP_DELETE_SQL POP_RESULT_SQL, 3, types);
+		pop_into_history_plan = jobq_prepare(
+											 POP_DELETE_SQL ","
+											 " h AS ("
+											 "  INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS
+											 "  SELECT d.id, d.queue, 'completed', d.priority, d.run_at,"
+											 "    d.attempt + 1, d.max_attempts, NULL, NULL, d.enqueued_at,"
+											 "    $2, $2, d.dedupe_key, d.errors, NULL, d.payload"
+											 "  FROM d)"
+											 POP_RESULT_SQL,
+											 3, types);
+	}
+	values[0] = PointerGetDatum(queue);
+	values[1] = TimestampTzGetDatum(jobq_now());
+	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(ARG_MAX_JOBS));
+	rc = SPI_execute_plan(settings.keeps_completed ? pop_into_history_plan : pop_plan,
+						  values, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "pop");
+	jobq_srf_put_spi(store, desc);
+	jobq_spi_finish();
+	return (Datum) 0;
+}
