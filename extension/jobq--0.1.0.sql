@@ -191,6 +191,9 @@ SET search_path = pg_catalog, pg_temp;
 CREATE TRIGGER queues_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON jobq.queues
     FOR EACH STATEMENT EXECUTE FUNCTION jobq.queues_changed();
+-- also when changes are applied with session_replication_role = replica
+-- (logical replication, pg_restore --disable-triggers)
+ALTER TABLE jobq.queues ENABLE ALWAYS TRIGGER queues_changed;
 
 ALTER TABLE jobq.queues OWNER TO jobq_owner;
 ALTER TABLE jobq.jobs OWNER TO jobq_owner;

@@ -21,7 +21,21 @@
  * on rollback.  Our callback then forgets every entry.  A lookup first
  * calls AcceptInvalidationMessages, so it sees every change that committed
  * before it began: in particular a jobq_drop_queue that committed while
- * the enqueue waited for the queue's name lock.
+ * the enqueue waited for the queue's name lock.  The trigger fires in
+ * every session_replication_role (ENABLE ALWAYS), so changes applied by
+ * logical replication or a restore invalidate too.
+ *
+ * A miss reads jobq.queues with the latest snapshot, not the caller's:
+ * under REPEATABLE READ the caller's snapshot may predate a change whose
+ * invalidation was already processed, and what it read would then be
+ * cached for good.
+ *
+ * One window remains: a commit becomes visible to new snapshots a moment
+ * before it sends its invalidations (its commit callbacks run in
+ * between), so a claim in that moment may still see a queue as not yet
+ * paused.  A claim that started a moment earlier would have, too; a drop
+ * is covered by the name lock, which is released after the invalidations
+ * are sent.
  *
  * Only queues that exist are cached; a missing queue is looked up every
  * time, so that creating it takes effect at once.
@@ -42,6 +56,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 PG_FUNCTION_INFO_V1(jobq_queues_changed);
 
@@ -74,7 +89,8 @@ static SPIPlanPtr settings_plan = NULL;
 static void
 queue_cache_inval(Datum arg, Oid relid)
 {
-	if (relid != InvalidOid && relid != queues_relid)
+	/* while jobq.queues is not resolved, any table may be it */
+	if (relid != InvalidOid && queues_relid != InvalidOid && relid != queues_relid)
 		return;
 	inval_count++;
 	queues_relid = InvalidOid;	/* re-resolved: the extension may be new */
@@ -153,10 +169,14 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 									 1, types);
 	}
 	before = inval_count;
-	rc = SPI_execute_plan(settings_plan, &arg, NULL, false, 1);
+	rc = SPI_execute_snapshot(settings_plan, &arg, NULL, GetLatestSnapshot(),
+							  InvalidSnapshot, false, false, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "read queue settings");
 	if (SPI_processed == 0)
+	{
+		SPI_freetuptable(SPI_tuptable);
 		return false;
+	}
 	out->max_attempts = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
 													SPI_tuptable->tupdesc, 1, &isnull));
 	out->paused = jobq_spi_getbool(0, 2, &isnull);
@@ -164,17 +184,23 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 	out->lease = *DatumGetIntervalP(SPI_getbinval(SPI_tuptable->vals[0],
 												  SPI_tuptable->tupdesc, 4, &isnull));
 	out->keeps_completed = jobq_spi_getbool(0, 5, &isnull);
+	SPI_freetuptable(SPI_tuptable);
 
 	/*
 	 * An invalidation that arrived while we read may be for a change our
 	 * snapshot does not show: use what we read, but do not keep it.
+	 * ensure_cache may read the catalogs, and so take invalidations too.
 	 */
 	if (inval_count != before)
 		return true;
+	if (queue_cache != NULL && hash_get_num_entries(queue_cache) >= QUEUE_CACHE_MAX)
+	{
+		hash_destroy(queue_cache);
+		queue_cache = NULL;
+	}
 	ensure_cache();
-	if (hash_get_num_entries(queue_cache) >= QUEUE_CACHE_MAX)
-		queue_cache_inval((Datum) 0, InvalidOid);
-	ensure_cache();
+	if (inval_count != before)
+		return true;
 	entry = hash_search(queue_cache, key, HASH_ENTER, NULL);
 	entry->settings = *out;
 	return true;
