@@ -362,9 +362,12 @@ class Bench:
                             self.guard(f'drain driver c={c} b={b} ret={ret}', self._drain,
                                        'driver', c, b, ret)
                     if b == 100:
-                        # the opt-in, at-most-once jobq_pop: one write per job
+                        # the opt-in, at-most-once jobq_pop: one write per job;
+                        # and the same written by hand, to compare like with like
                         self.guard(f'drain pop c={c} b={b}', self._drain, 'jobq', c, b, '0',
                                    key=f'drain/pop/c{c}/b{b}/ret0', script='jobq_pop_100.sql')
+                        self.guard(f'drain ref pop c={c} b={b}', self._drain, 'ref', c, b, '0',
+                                   key=f'drain/refpop/c{c}/b{b}', script='ref_pop_100.sql')
 
     def _drain(self, impl, c, b, ret, backlog=None, history=0, key=None, script=None):
         n = self.m['drain_single'] if b == 1 else self.m['drain_batch']
@@ -947,8 +950,12 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
                         f'drain/{impl}/c{c}/b{b}/ret{ret}', f'drain/ref/c{c}/b{b}', tgt)
                 if b == 100 and ret == 0:
                     cmp(f'drain {what}, {c} workers, {hist} — jobq_pop (pgbench), '
-                        '**at-most-once, opt-in**: a job is deleted when taken',
+                        '**at-most-once, opt-in**: a job is deleted when taken, one write and '
+                        'one commit per batch',
                         f'drain/pop/c{c}/b{b}/ret0', f'drain/ref/c{c}/b{b}', tgt)
+                    cmp(f'drain {what}, {c} workers — jobq_pop against the same delete-on-take '
+                        'written by hand (`ref_pop_100.sql`; info)',
+                        f'drain/pop/c{c}/b{b}/ret0', f'drain/refpop/c{c}/b{b}')
     for c in bench.m['worker_conc']:
         rc = max(x for x in bench.m['drain_clients'] if x <= c) if min(bench.m['drain_clients']) <= c \
             else bench.m['drain_clients'][0]

@@ -93,7 +93,13 @@ jobq_pop(PG_FUNCTION_ARGS)
 	{
 		Oid			types[] = {TEXTOID, TIMESTAMPTZOID, INT8OID};
 
-		pop_plan = jobq_prepare(POP_DELETE_SQL POP_RESULT_SQL, 3, types);
+		pop_plan = jobq_prepare(POP_DELETE_SQL POP_RESULT_SQL,
+								3, types);
+	}
+	if (pop_into_history_plan == NULL)
+	{
+		Oid			types[] = {TEXTOID, TIMESTAMPTZOID, INT8OID};
+
 		pop_into_history_plan = jobq_prepare(
 											 POP_DELETE_SQL ","
 											 " h AS ("

@@ -52,6 +52,7 @@ INSERT INTO regress_calls (call) SELECT format(f, q) FROM
     $$SELECT count(*) FROM jobq_enqueue_batch(%L, ARRAY['{}']::jsonb[])$$,
     $$SELECT count(*) FROM jobq_claim(%L::text)$$,
     $$SELECT count(*) FROM jobq_claim(ARRAY[%L])$$,
+    $$SELECT count(*) FROM jobq_pop(%L)$$,
     $$SELECT jobq_create_queue(%L)$$,
     $$SELECT jobq_alter_queue(%L, lease => '1 minute')$$,
     $$SELECT jobq_drop_queue(%L)$$,
@@ -101,6 +102,7 @@ SELECT jobq_enqueue('err-missing', '{}');
 \set VERBOSITY terse
 SELECT count(*) AS claimed FROM jobq_claim('err-missing');
 SELECT count(*) AS claimed FROM jobq_claim(ARRAY['err-missing', 'err-missing-2']);
+SELECT count(*) AS popped FROM jobq_pop('err-missing');
 SELECT regress_snapshot() = :'before' AS unchanged;
 
 -- 3. payloads: NULL, invalid JSON, \u0000, over jobq.max_payload_size,
@@ -189,6 +191,11 @@ INSERT INTO regress_calls (call) VALUES
   ($$SELECT count(*) FROM jobq_claim('err', max_jobs => 1001)$$),
   ($$SELECT count(*) FROM jobq_claim('err', max_jobs => NULL)$$),
   ($$SELECT count(*) FROM jobq_claim(ARRAY['err'], max_jobs => 0)$$),
+  ($$SELECT count(*) FROM jobq_pop('err', max_jobs => 0)$$),
+  ($$SELECT count(*) FROM jobq_pop('err', max_jobs => -1)$$),
+  ($$SELECT count(*) FROM jobq_pop('err', max_jobs => 1001)$$),
+  ($$SELECT count(*) FROM jobq_pop('err', max_jobs => NULL)$$),
+  ($$SELECT count(*) FROM jobq_pop(repeat('q', 49))$$),
   ($$SELECT count(*) FROM jobq_claim('err', wait => '-1 second')$$),
   ($$SELECT count(*) FROM jobq_claim('err', wait => '301 seconds')$$),
   ($$SELECT count(*) FROM jobq_claim(ARRAY['err'], wait => '1 day')$$),
@@ -220,6 +227,7 @@ SELECT regress_snapshot() = :'before' AS unchanged;
 SELECT jobq_enqueue('err', '{}', priority => -1000, max_attempts => 1000) > 0 AS lower_priority_bound;
 SELECT jobq_enqueue('err', '{}', priority => 1000, max_attempts => 1) > 0 AS upper_priority_bound;
 SELECT count(*) AS claimed_1000 FROM jobq_claim('err', max_jobs => 1000, lease => '1 second');
+SELECT count(*) AS popped_1000 FROM jobq_pop('err', max_jobs => 1000);
 SELECT jobq_drop_queue('err', force => true);
 SELECT jobq_create_queue('err', max_attempts => 3);
 SELECT jobq_enqueue('err', '{"setup": 1}') AS jid \gset

@@ -70,6 +70,22 @@ j.queue, j.payload, j.attempt, j.max_attempts, j.token, j.locked_until, j.enqueu
 j.run_at) SELECT id, queue, payload, attempt, max_attempts, token, locked_until, enqueued_at FROM u
 ORDER BY priority, run_at, id;
 
+-- pop.c, jobq_pop: $1 queue, $2 now, $3 max_jobs (without and with history)
+PREPARE regress_pop(text, timestamptz, int8) AS
+WITH d AS ( DELETE FROM jobq.jobs j WHERE j.id = ANY (ARRAY( SELECT c.id FROM jobq.jobs c WHERE
+c.queue = $1 AND c.state = 'ready' AND c.run_at <= $2 ORDER BY c.priority, c.run_at, c.id LIMIT $3
+FOR UPDATE SKIP LOCKED)) RETURNING j.*) SELECT id, queue, payload, attempt + 1, enqueued_at FROM d
+ORDER BY priority, run_at, id;
+PREPARE regress_pop_history(text, timestamptz, int8) AS
+WITH d AS ( DELETE FROM jobq.jobs j WHERE j.id = ANY (ARRAY( SELECT c.id FROM jobq.jobs c WHERE
+c.queue = $1 AND c.state = 'ready' AND c.run_at <= $2 ORDER BY c.priority, c.run_at, c.id LIMIT $3
+FOR UPDATE SKIP LOCKED)) RETURNING j.*), h AS ( INSERT INTO jobq.history (id, queue, state,
+priority, run_at, attempt, max_attempts, token, worker, enqueued_at, claimed_at, finished_at,
+dedupe_key, errors, result, payload) SELECT d.id, d.queue, 'completed', d.priority, d.run_at,
+d.attempt + 1, d.max_attempts, NULL, NULL, d.enqueued_at, $2, $2, d.dedupe_key, d.errors, NULL,
+d.payload FROM d) SELECT id, queue, payload, attempt + 1, enqueued_at FROM d ORDER BY priority,
+run_at, id;
+
 -- sweep.c, jobq_sweep_run (expired leases): $1 now, $2 queue, $3 max_rows
 PREPARE regress_expire(timestamptz, text, int8) AS
 WITH x AS ( SELECT j.id FROM jobq.jobs j WHERE j.state = 'running' AND j.locked_until < $1 AND
@@ -140,7 +156,9 @@ BEGIN
         $q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 100, '1 minute', 'w')$q$,
         $q$EXECUTE regress_claim(ARRAY['exp', 'exp-b', 'exp-none'], clock_timestamp(), 10, NULL, NULL)$q$,
         $q$EXECUTE regress_claim_one('exp', clock_timestamp(), 1, '5 minutes', NULL)$q$,
-        $q$EXECUTE regress_claim_one('exp', clock_timestamp(), 100, '1 minute', 'w')$q$]
+        $q$EXECUTE regress_claim_one('exp', clock_timestamp(), 100, '1 minute', 'w')$q$,
+        $q$EXECUTE regress_pop('exp', clock_timestamp(), 100)$q$,
+        $q$EXECUTE regress_pop_history('exp', clock_timestamp(), 100)$q$]
     LOOP
         statement := p;
         p := regress_plan(p);
@@ -228,6 +246,8 @@ COMMIT;
 
 DEALLOCATE regress_claim;
 DEALLOCATE regress_claim_one;
+DEALLOCATE regress_pop;
+DEALLOCATE regress_pop_history;
 DEALLOCATE regress_expire;
 DEALLOCATE regress_purge;
 DEALLOCATE regress_complete;

@@ -19,6 +19,8 @@ TEST = os.path.join(TOP, 'sql', 'jobq_explain.sql')
 STATEMENTS = {
     'regress_claim': ('claim.c', 'claim_plan'),
     'regress_claim_one': ('claim.c', 'claim_one_plan'),
+    'regress_pop': ('pop.c', 'pop_plan'),
+    'regress_pop_history': ('pop.c', 'pop_into_history_plan'),
     'regress_expire': ('sweep.c', 'expire_plan'),
     'regress_purge': ('sweep.c', 'purge_plan'),
     'regress_complete': ('ack.c', 'complete_plan'),
@@ -40,10 +42,11 @@ def c_literal(path, var):
 
 
 def local_defines(path):
-    """#define blocks of a C file (macros its statements use)."""
+    """#define blocks of a C file (macros its statements use): function-like
+    macros, and object-like ones named *_SQL."""
     src = open(os.path.join(EXT, path)).read()
     return ''.join(m.group(0) + '\n' for m in
-                   re.finditer(r'^#define [A-Z_]+\(.*?(?:\\\n.*?)*$', src, re.M))
+                   re.finditer(r'^#define (?:[A-Z_]+\(|[A-Z_]+_SQL\b).*?(?:\\\n.*?)*$', src, re.M))
 
 
 def statements():

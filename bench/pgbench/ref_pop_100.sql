@@ -1,0 +1,1 @@
+WITH d AS (DELETE FROM bench_ref.jobs WHERE id IN (SELECT id FROM bench_ref.jobs WHERE queue = 'bench' AND status = 'pending' AND run_at <= now() ORDER BY priority, run_at, id FOR UPDATE SKIP LOCKED LIMIT 100) RETURNING id, payload) SELECT array_agg(id) AS ids, array_agg(payload) AS payloads FROM d
