@@ -40,7 +40,7 @@ MODES = {
                   soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1),
     'quick': dict(reps=3, clients=[1, 16], drain_clients=[4], enq_seconds=1,
                   enq_impls=['ref', 'jobq', 'jobq-nonotify'],
-                  enq_batches=10, drain_single=2000, drain_batch=20000,
+                  enq_batches=10, drain_single=1500, drain_batch=12000,
                   ret_single=['0'], ret_batch=['0', '1 day'],
                   lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify'],
                   waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
