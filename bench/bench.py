@@ -34,7 +34,7 @@ MODES = {
     'smoke': dict(reps=1, clients=[1], drain_clients=[1], enq_seconds=1, enq_batches=3,
                   enq_impls=['ref', 'jobq', 'driver'],
                   drain_single=100, drain_batch=400, ret_single=['0'], ret_batch=['0'],
-                  lat_jobs=20, lat_modes=['driver-notify', 'driver-blocking', 'worker-notify'],
+                  lat_jobs=20, lat_modes=['driver-notify', 'driver-blocking', 'worker-notify', 'worker-blocking'],
                   waiters=10, waiter_seconds=1, horizon_seconds=2, horizon_wait=10,
                   backlogs=[10000], scale_drain=200, history_rows=0,
                   soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1),
@@ -42,7 +42,7 @@ MODES = {
                   enq_impls=['ref', 'jobq', 'jobq-nonotify'],
                   enq_batches=10, drain_single=1500, drain_batch=12000,
                   ret_single=['0'], ret_batch=['0', '1 day'],
-                  lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify'],
+                  lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking'],
                   waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
                   backlogs=[10000, 100000], scale_drain=800, history_rows=0,
                   soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1),
@@ -50,7 +50,7 @@ MODES = {
                  enq_impls=['ref', 'jobq', 'driver', 'jobq-nonotify'],
                  enq_batches=100, drain_single=100000, drain_batch=100000,
                  ret_single=['0', '1 day'], ret_batch=['0', '1 day'],
-                 lat_jobs=1000, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify'],
+                 lat_jobs=1000, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking'],
                  waiters=100, waiter_seconds=10, horizon_seconds=30, horizon_wait=40,
                  backlogs=[10000, 100000, 1000000], scale_drain=5000,
                  history_rows=1000000, soak_seconds=300, worker_jobs=5000,
@@ -415,9 +415,10 @@ class Bench:
     def bench_latency(self):
         log('== latency')
         allm = {'driver-notify': [], 'driver-poll50ms': ['--no-listen', '-p', '50'],
-                'driver-blocking': ['--blocking'], 'worker-notify': None}
+                'driver-blocking': ['--blocking'], 'worker-notify': ['--wait-mode=listen'],
+                'worker-blocking': ['--wait-mode=blocking']}
         modes = [(m, allm[m]) for m in self.m['lat_modes']
-                 if self.has_driver and (m != 'worker-notify' or self.has_worker)]
+                 if self.has_driver and (not m.startswith('worker') or self.has_worker)]
         if not self.has_driver:
             self.notes.append('latency not measured: bench/driver is not built')
         for rep in range(self.m['reps']):
@@ -568,11 +569,11 @@ class Bench:
         for f in (plog, clog):
             if os.path.exists(f):
                 os.unlink(f)
-        if opts is None:
+        if name.startswith('worker'):
             env = dict(os.environ, JOBQ_BENCH_LOG=clog)
             cons = subprocess.Popen([WORKER, '-d', self.c.conninfo, '-q', 'bench', '-c', '4',
-                                     '--sweep-interval=0', '--log-file', os.path.join(d, 'worker.log'),
-                                     '--', HANDLER], env=env,
+                                     '--sweep-interval=0', '--log-file', os.path.join(d, 'worker.log')]
+                                    + opts + ['--', HANDLER], env=env,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         else:
             cons = subprocess.Popen([DRIVER, 'consume', '-c', '4', '-o', clog, '-d',
@@ -996,7 +997,8 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
     w(f'Idle workers (4), {bench.m["lat_jobs"]} jobs enqueued one per transaction about 5 ms apart. '
       '"notify": the worker LISTENs on "jobq.bench" (jobq_wait_for_work); "poll50ms": '
       'no LISTEN, claim every 50 ms when idle. driver = libjobq in-process handler; worker = '
-      'jobq-worker -c 4 starting a handler process (start = when the handler process runs). '
+      'jobq-worker -c 4 starting a handler process (start = when the handler process runs; '
+      'bench/handler is linked statically when possible), `--wait-mode=listen` or `blocking`. '
       'Milliseconds, best of the runs (range).\n')
     w('| mode | p50 | p99 | max | target | |')
     w('|---|---:|---:|---:|---|---|')
@@ -1005,7 +1007,7 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
         p99 = best(R, f'latency/{name}/p99', False)
         mx = best(R, f'latency/{name}/max', False)
         tgt, met = '', ''
-        if name.endswith('notify'):
+        if name.endswith('notify') or name == 'worker-blocking':
             tgt = 'p50 ≤ 2 ms, p99 ≤ 10 ms'
             if p50 and p99:
                 met = 'met' if p50['best'] <= 2 and p99['best'] <= 10 else 'MISSED'

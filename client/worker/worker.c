@@ -541,9 +541,12 @@ claim_poll(Worker *w, double now)
 	/*
 	 * An empty answer means the wait is over (or another worker took the
 	 * job that woke us): wait again at once, but not more than ten times a
-	 * second.
+	 * second.  NB: only then.  After jobs, the next wait starts as soon as
+	 * the worker is idle again; throttling it too held every job that came
+	 * within 100 ms of the last claim until the 100 ms were over (jobs 20 ms
+	 * apart: p50 45 ms from commit to handler start, 4 ms with LISTEN).
 	 */
-	w->block_after = w->claim_started + 0.1;
+	w->block_after = njobs == 0 ? w->claim_started + 0.1 : now;
 }
 
 /*
