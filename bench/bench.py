@@ -34,7 +34,7 @@ MODES = {
     'smoke': dict(reps=1, clients=[1], drain_clients=[1], enq_seconds=1, enq_batches=3,
                   enq_impls=['ref', 'jobq', 'driver'],
                   drain_single=100, drain_batch=400, ret_single=['0'], ret_batch=['0'],
-                  lat_jobs=20, lat_modes=['driver-notify', 'driver-blocking', 'worker-notify', 'worker-blocking'],
+                  lat_jobs=20, lat_modes=['driver-notify', 'driver-blocking', 'worker-notify', 'worker-blocking', 'os-spawn'],
                   waiters=10, waiter_seconds=1, horizon_seconds=2, horizon_wait=10,
                   backlogs=[10000], scale_drain=200, history_rows=0,
                   soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1),
@@ -42,7 +42,7 @@ MODES = {
                   enq_impls=['ref', 'jobq', 'jobq-nonotify'],
                   enq_batches=10, drain_single=1500, drain_batch=12000,
                   ret_single=['0'], ret_batch=['0', '1 day'],
-                  lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking'],
+                  lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking', 'os-spawn'],
                   waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
                   backlogs=[10000, 100000], scale_drain=800, history_rows=0,
                   soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1),
@@ -50,7 +50,7 @@ MODES = {
                  enq_impls=['ref', 'jobq', 'driver', 'jobq-nonotify'],
                  enq_batches=100, drain_single=100000, drain_batch=100000,
                  ret_single=['0', '1 day'], ret_batch=['0', '1 day'],
-                 lat_jobs=1000, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking'],
+                 lat_jobs=1000, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking', 'os-spawn'],
                  waiters=100, waiter_seconds=10, horizon_seconds=30, horizon_wait=40,
                  backlogs=[10000, 100000, 1000000], scale_drain=5000,
                  history_rows=1000000, soak_seconds=300, worker_jobs=5000,
@@ -416,9 +416,9 @@ class Bench:
         log('== latency')
         allm = {'driver-notify': [], 'driver-poll50ms': ['--no-listen', '-p', '50'],
                 'driver-blocking': ['--blocking'], 'worker-notify': ['--wait-mode=listen'],
-                'worker-blocking': ['--wait-mode=blocking']}
+                'worker-blocking': ['--wait-mode=blocking'], 'os-spawn': []}
         modes = [(m, allm[m]) for m in self.m['lat_modes']
-                 if self.has_driver and (not m.startswith('worker') or self.has_worker)]
+                 if self.has_driver and (m.startswith('driver') or self.has_worker)]
         if not self.has_driver:
             self.notes.append('latency not measured: bench/driver is not built')
         for rep in range(self.m['reps']):
@@ -569,7 +569,15 @@ class Bench:
         for f in (plog, clog):
             if os.path.exists(f):
                 os.unlink(f)
-        if name.startswith('worker'):
+        if name == 'os-spawn':
+            # the baseline of the worker rows: vfork + exec of the handler alone
+            r = subprocess.run([DRIVER, 'spawn', '-n', str(n), '-i', '5', '-o', plog, '-x', HANDLER],
+                               env=dict(os.environ, JOBQ_BENCH_LOG=clog),
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise BenchError(f'spawn failed: {r.stderr[-300:]}')
+            cons = None
+        elif name.startswith('worker'):
             env = dict(os.environ, JOBQ_BENCH_LOG=clog)
             cons = subprocess.Popen([WORKER, '-d', self.c.conninfo, '-q', 'bench', '-c', '4',
                                      '--sweep-interval=0', '--log-file', os.path.join(d, 'worker.log')]
@@ -579,6 +587,28 @@ class Bench:
             cons = subprocess.Popen([DRIVER, 'consume', '-c', '4', '-o', clog, '-d',
                                      self.c.conninfo] + opts,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if cons is not None:
+            self._produce_and_wait(cons, n, plog, clog)
+        prod = dict(tuple(map(int, l.split())) for l in open(plog))
+        cons_t = {}
+        if os.path.exists(clog):
+            for l in open(clog):
+                i, t = map(int, l.split())
+                cons_t.setdefault(i, t)
+        lat = sorted((cons_t[i] - t) / 1e6 for i, t in prod.items() if i in cons_t)
+        if len(lat) < n:
+            raise BenchError(f'{n - len(lat)} of {n} jobs were not started')
+        p50, p99, mx = pct(lat, 50), pct(lat, 99), lat[-1]
+        self.record(f'latency/{name}/p50', p50, 'ms')
+        self.record(f'latency/{name}/p99', p99, 'ms')
+        self.record(f'latency/{name}/max', mx, 'ms')
+        best = self.latencies.get(name)
+        if best is None or p99 < pct(best, 99):
+            self.latencies[name] = lat
+
+    def _produce_and_wait(self, cons, n, plog, clog):
+        """Enqueue n jobs 5 ms apart while the consumers cons run, until
+        every job has started (or 30 s), then stop the consumers."""
         try:
             time.sleep(1.0)     # all idle and listening
             if cons.poll() is not None:
@@ -599,22 +629,6 @@ class Bench:
             except subprocess.TimeoutExpired:
                 cons.kill()
                 cons.wait()
-        prod = dict(tuple(map(int, l.split())) for l in open(plog))
-        cons_t = {}
-        if os.path.exists(clog):
-            for l in open(clog):
-                i, t = map(int, l.split())
-                cons_t.setdefault(i, t)
-        lat = sorted((cons_t[i] - t) / 1e6 for i, t in prod.items() if i in cons_t)
-        if len(lat) < n:
-            raise BenchError(f'{n - len(lat)} of {n} jobs were not started')
-        p50, p99, mx = pct(lat, 50), pct(lat, 99), lat[-1]
-        self.record(f'latency/{name}/p50', p50, 'ms')
-        self.record(f'latency/{name}/p99', p99, 'ms')
-        self.record(f'latency/{name}/max', mx, 'ms')
-        best = self.latencies.get(name)
-        if best is None or p99 < pct(best, 99):
-            self.latencies[name] = lat
 
     # -- (4) scale ----------------------------------------------------------
     def bench_scale(self):
@@ -998,7 +1012,10 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
       '"notify": the worker LISTENs on "jobq.bench" (jobq_wait_for_work); "poll50ms": '
       'no LISTEN, claim every 50 ms when idle. driver = libjobq in-process handler; worker = '
       'jobq-worker -c 4 starting a handler process (start = when the handler process runs; '
-      'bench/handler is linked statically when possible), `--wait-mode=listen` or `blocking`. '
+      'bench/handler is linked statically when possible), `--wait-mode=listen` or `blocking`; '
+      'os-spawn = no database at all: bench/driver starts the handler with vfork + exec as '
+      'jobq-worker does, 5 ms apart, from just before vfork to the handler\'s start, the '
+      'operating system\'s share of the worker rows. '
       'Milliseconds, best of the runs (range).\n')
     w('| mode | p50 | p99 | max | target | |')
     w('|---|---:|---:|---:|---|---|')

@@ -77,6 +77,7 @@ static int	poll_ms = 50;
 static int	no_listen = 0;
 static int	blocking = 0;
 static const char *outfile = NULL;
+static const char *program = NULL;
 static volatile sig_atomic_t stop = 0;
 
 /* per-client results, shared with the parent */
@@ -450,15 +451,61 @@ handler(void)
 	return 0;
 }
 
+/*
+ * spawn: the baseline of the jobq-worker latency figures.  Start program
+ * (bench/handler) njobs times, interval_ms apart, with vfork + exec as
+ * jobq-worker does, and log "i t0" to outfile just before each vfork; the
+ * handler logs its start as it does under jobq-worker.  What this measures
+ * is the operating system's part of "commit -> handler start".
+ */
+static int
+spawn(void)
+{
+	FILE	   *out = fopen(outfile, "w");
+
+	if (out == NULL)
+	{
+		perror(outfile);
+		return 2;
+	}
+	for (long i = 1; i <= njobs; i++)
+	{
+		char		id[32];
+		int64_t		t0;
+		pid_t		pid;
+		int			status;
+
+		snprintf(id, sizeof id, "%ld", i);
+		setenv("JOBQ_JOB_ID", id, 1);
+		t0 = now_ns();
+		pid = vfork();
+		if (pid == 0)
+		{
+			execl(program, program, (char *) NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+			WEXITSTATUS(status) != 0)
+		{
+			fprintf(stderr, "driver: could not run %s\n", program);
+			return 1;
+		}
+		fprintf(out, "%ld %lld\n", i, (long long) t0);
+		usleep((useconds_t) interval_ms * 1000);
+	}
+	fclose(out);
+	return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 
 static void
 usage(void)
 {
 	fprintf(stderr,
-			"usage: driver drain|enqueue|enqueue-batch|produce|consume|handler\n"
+			"usage: driver drain|enqueue|enqueue-batch|produce|consume|handler|spawn\n"
 			"  -d CONNINFO -q QUEUE -c CLIENTS -b BATCH -T SECONDS -n N -s SIZE\n"
-			"  -i INTERVAL_MS -p POLL_MS -o FILE --no-listen --blocking\n"
+			"  -i INTERVAL_MS -p POLL_MS -o FILE -x PROGRAM --no-listen --blocking\n"
 			"  (modes also: wait)\n");
 	exit(2);
 }
@@ -510,6 +557,8 @@ main(int argc, char **argv)
 			poll_ms = atoi(v);
 		else if (strcmp(a, "-o") == 0)
 			outfile = v;
+		else if (strcmp(a, "-x") == 0)
+			program = v;
 		else
 			usage();
 	}
@@ -520,6 +569,8 @@ main(int argc, char **argv)
 		return handler();
 	if (strcmp(mode, "produce") == 0)
 		return outfile ? produce() : (usage(), 2);
+	if (strcmp(mode, "spawn") == 0)
+		return outfile && program ? spawn() : (usage(), 2);
 	if (strcmp(mode, "wait") == 0)
 	{
 		blocking = 1;
