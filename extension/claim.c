@@ -45,6 +45,20 @@ PG_FUNCTION_INFO_V1(jobq_claim_any);
 /* How many queues one claim may name */
 #define CLAIM_QUEUES_MAX	100
 
+/*
+ * What every claim statement does to the jobs it took (CTE u): attempt + 1,
+ * a fresh token; and what it returns, in claim order.
+ */
+#define CLAIM_SET_SQL \
+	"  UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1," \
+	"    token = pg_catalog.gen_random_uuid(),"
+
+#define CLAIM_RETURN_SQL \
+	"  RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token," \
+	"    j.locked_until, j.enqueued_at, j.priority, j.run_at)" \
+	" SELECT id, queue, payload, attempt, max_attempts, token, locked_until," \
+	"   enqueued_at FROM u ORDER BY priority, run_at, id"
+
 static SPIPlanPtr claim_plan = NULL;
 static SPIPlanPtr claim_one_plan = NULL;
 static SPIPlanPtr next_due_plan = NULL;
@@ -90,15 +104,11 @@ run_claim_any(Datum *values, char *nulls)
 								  "  ORDER BY j.priority, j.run_at, j.id"
 								  "  LIMIT $3),"
 								  " u AS ("
-								  "  UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1,"
-								  "    token = pg_catalog.gen_random_uuid(),"
+								  CLAIM_SET_SQL
 								  "    locked_until = $2 + COALESCE($4, (SELECT q.lease FROM q WHERE q.name = j.queue)),"
 								  "    claimed_at = $2, worker = $5"
 								  "  WHERE j.id = ANY (ARRAY(SELECT c.id FROM c))"
-								  "  RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token,"
-								  "    j.locked_until, j.enqueued_at, j.priority, j.run_at)"
-								  " SELECT id, queue, payload, attempt, max_attempts, token, locked_until,"
-								  "   enqueued_at FROM u ORDER BY priority, run_at, id",
+								  CLAIM_RETURN_SQL,
 								  5, types);
 	}
 	rc = SPI_execute_plan(claim_plan, values, nulls, false, 0);
@@ -126,8 +136,7 @@ run_claim_one(Datum *values, char *nulls, text *queue, JobqQueueSettings *settin
 
 		claim_one_plan = jobq_prepare(
 									  "WITH u AS ("
-									  "  UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1,"
-									  "    token = pg_catalog.gen_random_uuid(),"
+									  CLAIM_SET_SQL
 									  "    locked_until = $2 + $4, claimed_at = $2, worker = $5"
 									  "  WHERE j.id = ANY (ARRAY("
 									  "    SELECT c.id FROM jobq.jobs c"
@@ -135,10 +144,7 @@ run_claim_one(Datum *values, char *nulls, text *queue, JobqQueueSettings *settin
 									  "    ORDER BY c.priority, c.run_at, c.id"
 									  "    LIMIT $3"
 									  "    FOR NO KEY UPDATE SKIP LOCKED))"
-									  "  RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token,"
-									  "    j.locked_until, j.enqueued_at, j.priority, j.run_at)"
-									  " SELECT id, queue, payload, attempt, max_attempts, token, locked_until,"
-									  "   enqueued_at FROM u ORDER BY priority, run_at, id",
+									  CLAIM_RETURN_SQL,
 									  5, types);
 	}
 	args[0] = PointerGetDatum(queue);
