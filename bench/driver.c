@@ -34,6 +34,11 @@
  *	  driver handler
  *	      a job handler for jobq-worker: reads the payload on stdin,
  *	      appends "JOBQ_JOB_ID start_ns" to $JOBQ_BENCH_LOG when set, exits 0.
+ *	  driver spawn    -n N -i MILLISECONDS -o FILE -x PROGRAM
+ *	      no database: vfork + exec PROGRAM (bench/handler) N times, about
+ *	      MILLISECONDS apart, as jobq-worker starts handlers; write "i t0_ns"
+ *	      lines (taken just before vfork) to FILE.  The floor of the
+ *	      jobq-worker latency rows.
  *
  *	  drain/enqueue/enqueue-batch print one line:
  *	      jobs=N seconds=S rate=R errors=E

@@ -3,13 +3,16 @@
  * claim.c
  *	  jobq_claim: take ready jobs from one or several queues.
  *
- * A claim is one statement.  For each named queue that exists and is not
- * paused, it reads that queue's ready jobs whose run_at has come, in
+ * A claim is one statement.  It reads ready jobs whose run_at has come, in
  * (priority, run_at, id) order through jobs_claim_idx, locking them with
- * FOR NO KEY UPDATE SKIP LOCKED; it then keeps the best max_jobs across the
- * queues and turns them into running jobs: attempt + 1 (counted at claim,
- * so a crash burns an attempt), a fresh random token, and a lease
- * locked_until = now + lease.
+ * FOR NO KEY UPDATE SKIP LOCKED, and turns them into running jobs:
+ * attempt + 1 (counted at claim, so a crash burns an attempt), a fresh
+ * random token, and a lease locked_until = now + lease.  From one queue
+ * that the backend's settings cache (queue_cache.c) knows and does not call
+ * paused, run_claim_one does this with the cached lease, without reading
+ * jobq.queues.  Otherwise run_claim_any reads jobq.queues, scans each
+ * named queue that exists and is not paused through a lateral, and keeps
+ * the best max_jobs across them.
  *
  * NO KEY UPDATE rather than UPDATE: application tables may hold foreign
  * keys to job ids (a KEY SHARE lock), and those must not hide the job from

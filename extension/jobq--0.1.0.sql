@@ -178,9 +178,9 @@ WITH (autovacuum_vacuum_scale_factor = 0.05,
 CREATE INDEX history_queue_state_idx ON jobq.history (queue, state, finished_at);
 
 /*
- * Each backend caches the settings an enqueue reads (queue_cache.c).  Any
- * change to jobq.queues, however it is made, invalidates those caches in
- * every backend when it commits.
+ * Each backend caches the settings that enqueues, one-queue claims and pops
+ * read (queue_cache.c).  Any change to jobq.queues, however it is made,
+ * invalidates those caches in every backend when it commits.
  */
 CREATE FUNCTION jobq.queues_changed()
 RETURNS trigger
