@@ -141,12 +141,7 @@ run_claim_one(Datum *values, char *nulls, text *queue, JobqQueueSettings *settin
 									  "WITH u AS ("
 									  CLAIM_SET_SQL
 									  "    locked_until = $2 + $4, claimed_at = $2, worker = $5"
-									  "  WHERE j.id = ANY (ARRAY("
-									  "    SELECT c.id FROM jobq.jobs c"
-									  "    WHERE c.queue = $1 AND c.state = 'ready' AND c.run_at <= $2"
-									  "    ORDER BY c.priority, c.run_at, c.id"
-									  "    LIMIT $3"
-									  "    FOR NO KEY UPDATE SKIP LOCKED))"
+									  "  WHERE j.id = ANY (" JOBQ_READY_IDS_SQL("NO KEY UPDATE") ")"
 									  CLAIM_RETURN_SQL,
 									  5, types);
 	}

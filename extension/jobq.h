@@ -102,6 +102,7 @@ extern void jobq_spi_check(int rc, int expected, const char *what);
 extern Tuplestorestate *jobq_srf_begin(FunctionCallInfo fcinfo, TupleDesc *tupdesc);
 extern void jobq_srf_put_spi(Tuplestorestate *store, TupleDesc desc);
 extern int64 jobq_spi_getint64(uint64 row, int col, bool *isnull);
+extern void *jobq_xact_array_grow(void *array, int *cap, Size elemsize);
 extern bool jobq_spi_getbool(uint64 row, int col, bool *isnull);
 
 /* validate.c */
@@ -161,6 +162,21 @@ extern void jobq_count_stale(Datum job_id);
 	"   , 'error', " MSG ", 'truncated', " TRUNC "))) AS x(e))"
 
 /* The columns of a move from jobq.jobs (alias d) into jobq.history */
+/*
+ * JOBQ_READY_IDS_SQL: the ids of up to $3 ready jobs of queue $1 due by $2,
+ * in claim order through jobs_claim_idx, locked with LOCK ("NO KEY UPDATE"
+ * to claim them, "UPDATE" to delete them) and SKIP LOCKED.  As an array,
+ * so that the statement around it finds the rows through the primary key
+ * whatever its generic plan assumes about LIMIT $3 (see claim.c).
+ */
+#define JOBQ_READY_IDS_SQL(LOCK) \
+	"ARRAY(" \
+	"    SELECT c.id FROM jobq.jobs c" \
+	"    WHERE c.queue = $1 AND c.state = 'ready' AND c.run_at <= $2" \
+	"    ORDER BY c.priority, c.run_at, c.id" \
+	"    LIMIT $3" \
+	"    FOR " LOCK " SKIP LOCKED)"
+
 #define JOBQ_HISTORY_COLUMNS \
 	"(id, queue, state, priority, run_at, attempt, max_attempts, token, worker," \
 	" enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payload)"

@@ -183,3 +183,22 @@ jobq_spi_getbool(uint64 row, int col, bool *isnull)
 
 	return *isnull ? false : DatumGetBool(d);
 }
+
+/*
+ * jobq_xact_array_grow
+ *	  Grow a per-transaction array of notes that is full: *cap elements of
+ *	  elemsize bytes in TopTransactionContext (array NULL and *cap 0 at the
+ *	  start of a transaction).  Returns the array with room for twice as
+ *	  many, at least 8, and updates *cap.
+ */
+void *
+jobq_xact_array_grow(void *array, int *cap, Size elemsize)
+{
+	int			newcap = *cap == 0 ? 8 : *cap * 2;
+
+	array = array == NULL ?
+		MemoryContextAlloc(TopTransactionContext, elemsize * newcap) :
+		repalloc(array, elemsize * newcap);
+	*cap = newcap;
+	return array;
+}

@@ -43,18 +43,12 @@ static SPIPlanPtr pop_into_history_plan = NULL;
 
 /*
  * The DELETE of up to $3 ready jobs of queue $1 due by $2, in claim order,
- * as CTE d.  Rows are found by "id = ANY (ARRAY(...))" for the reason
- * given in claim.c: the generic plan always probes the primary key.
+ * as CTE d.
  */
 #define POP_DELETE_SQL \
 	"WITH d AS (" \
 	"  DELETE FROM jobq.jobs j" \
-	"  WHERE j.id = ANY (ARRAY(" \
-	"    SELECT c.id FROM jobq.jobs c" \
-	"    WHERE c.queue = $1 AND c.state = 'ready' AND c.run_at <= $2" \
-	"    ORDER BY c.priority, c.run_at, c.id" \
-	"    LIMIT $3" \
-	"    FOR UPDATE SKIP LOCKED))" \
+	"  WHERE j.id = ANY (" JOBQ_READY_IDS_SQL("UPDATE") ")" \
 	"  RETURNING j.*)"
 
 #define POP_RESULT_SQL \

@@ -280,15 +280,7 @@ jobq_notify_queue(text *queue)
 			memcmp(noted[i].queue, VARDATA_ANY(queue), len) == 0)
 			return;
 	if (nnoted == noted_cap)
-	{
-		int			cap = noted_cap == 0 ? 4 : noted_cap * 2;
-
-		if (noted == NULL)
-			noted = MemoryContextAlloc(TopTransactionContext, sizeof(RelayNote) * cap);
-		else
-			noted = repalloc(noted, sizeof(RelayNote) * cap);
-		noted_cap = cap;
-	}
+		noted = jobq_xact_array_grow(noted, &noted_cap, sizeof(RelayNote));
 	name = MemoryContextAlloc(TopTransactionContext, len + 1);
 	memcpy(name, VARDATA_ANY(queue), len);
 	name[len] = '\0';

@@ -305,15 +305,7 @@ jobq_note_ready(text *queue, int64 count, TimestampTz due)
 			return;
 		}
 	if (nnotes == notes_cap)
-	{
-		int			cap = notes_cap == 0 ? 8 : notes_cap * 2;
-
-		if (notes == NULL)
-			notes = MemoryContextAlloc(TopTransactionContext, sizeof(ReadyNote) * cap);
-		else
-			notes = repalloc(notes, sizeof(ReadyNote) * cap);
-		notes_cap = cap;
-	}
+		notes = jobq_xact_array_grow(notes, &notes_cap, sizeof(ReadyNote));
 	notes[nnotes].queue = h;
 	notes[nnotes].count = count;
 	notes[nnotes].due = due;
