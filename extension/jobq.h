@@ -27,6 +27,7 @@
 
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "utils/array.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -130,6 +131,7 @@ typedef struct JobqQueueSettings
 } JobqQueueSettings;
 
 extern bool jobq_queue_settings(text *queue, JobqQueueSettings *out);
+extern ArrayType *jobq_history_queues(void);
 
 /* ack.c */
 extern void jobq_count_stale(Datum job_id);

@@ -42,6 +42,12 @@
  * Only queues that exist are cached; a missing queue is looked up every
  * time, so that creating it takes effect at once.
  *
+ * Completes also ask which queues keep completed history
+ * (jobq_history_queues): a complete knows its jobs' ids, not their queues,
+ * and when no queue keeps history it can delete without preparing history
+ * rows.  That list is cached the same way, as a whole, and forgotten with
+ * the entries.
+ *
  * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
@@ -54,6 +60,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "utils/array.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -79,8 +86,12 @@ static Oid	queues_relid = InvalidOid;
 /* Bumped by every invalidation, so a lookup can tell it raced one */
 static uint64 inval_count = 0;
 
+/* The names of the queues that keep completed history; NULL: not read */
+static ArrayType *history_queues = NULL;
+
 static bool callback_registered = false;
 static SPIPlanPtr settings_plan = NULL;
+static SPIPlanPtr history_queues_plan = NULL;
 
 /*
  * queue_cache_inval
@@ -100,6 +111,11 @@ queue_cache_inval(Datum arg, Oid relid)
 	{
 		hash_destroy(queue_cache);
 		queue_cache = NULL;
+	}
+	if (history_queues != NULL)
+	{
+		pfree(history_queues);
+		history_queues = NULL;
 	}
 }
 
@@ -206,6 +222,53 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 	entry = hash_search(queue_cache, key, HASH_ENTER, NULL);
 	entry->settings = *out;
 	return true;
+}
+
+/*
+ * jobq_history_queues
+ *	  The names of the queues whose completed_retention is above zero, as
+ *	  a text[] (empty when none is), palloc'd in the current memory
+ *	  context: the cached copy can be freed by an invalidation that any
+ *	  catalog access, even during the caller's statement, may process.
+ *	  Runs inside SPI.
+ */
+ArrayType *
+jobq_history_queues(void)
+{
+	uint64		before;
+	bool		isnull;
+	Datum		names;
+	ArrayType  *result;
+	MemoryContext oldcxt;
+	int			rc;
+
+	AcceptInvalidationMessages();
+	ensure_cache();
+	if (history_queues != NULL)
+		return (ArrayType *) pg_detoast_datum_copy((struct varlena *) history_queues);
+
+	if (history_queues_plan == NULL)
+		history_queues_plan = jobq_prepare("SELECT COALESCE(array_agg(name), '{}')"
+										   " FROM jobq.queues"
+										   " WHERE completed_retention > interval '0'",
+										   0, NULL);
+	before = inval_count;
+	rc = SPI_execute_snapshot(history_queues_plan, NULL, NULL, GetLatestSnapshot(),
+							  InvalidSnapshot, false, false, 1);
+	jobq_spi_check(rc, SPI_OK_SELECT, "read queues that keep history");
+	names = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	Assert(!isnull);
+	result = DatumGetArrayTypePCopy(names);
+	SPI_freetuptable(SPI_tuptable);
+
+	/* as in jobq_queue_settings: what raced an invalidation is not kept */
+	if (inval_count == before)
+	{
+		oldcxt = MemoryContextSwitchTo(CacheMemoryContext);
+		history_queues = (ArrayType *) pg_detoast_datum_copy((struct varlena *) result);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	return result;
 }
 
 /*

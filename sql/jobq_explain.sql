@@ -48,27 +48,24 @@ BEGIN
 END
 $$;
 
--- claim.c, run_claim_any: $1 queues, $2 now, $3 max_jobs, $4 lease, $5 worker
-PREPARE regress_claim(text[], timestamptz, int8, interval, text) AS
+-- claim.c, run_claim_any: $1 queues, $2 now, $3 max_jobs, $4 lease, $5 worker, $6 tokens
+PREPARE regress_claim(text[], timestamptz, int8, interval, text, uuid[]) AS
 WITH q AS MATERIALIZED ( SELECT name, lease FROM jobq.queues WHERE name = ANY ($1) AND NOT paused),
-c AS ( SELECT j.id FROM q CROSS JOIN LATERAL ( SELECT j.id, j.priority, j.run_at FROM jobq.jobs j
-WHERE j.queue = q.name AND j.state = 'ready' AND j.run_at <= $2 ORDER BY j.priority, j.run_at, j.id
-LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED) j ORDER BY j.priority, j.run_at, j.id LIMIT $3), u AS (
-UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1, token =
-pg_catalog.gen_random_uuid(), locked_until = $2 + COALESCE($4, (SELECT q.lease FROM q WHERE q.name =
-j.queue)), claimed_at = $2, worker = $5 WHERE j.id = ANY (ARRAY(SELECT c.id FROM c)) RETURNING j.id,
-j.queue, j.payload, j.attempt, j.max_attempts, j.token, j.locked_until, j.enqueued_at, j.priority,
-j.run_at) SELECT id, queue, payload, attempt, max_attempts, token, locked_until, enqueued_at FROM u
-ORDER BY priority, run_at, id;
--- claim.c, run_claim_one: $1 queue, $2 now, $3 max_jobs, $4 lease, $5 worker
-PREPARE regress_claim_one(text, timestamptz, int8, interval, text) AS
-WITH u AS ( UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1, token =
-pg_catalog.gen_random_uuid(), locked_until = $2 + $4, claimed_at = $2, worker = $5 WHERE j.id = ANY
-(ARRAY( SELECT c.id FROM jobq.jobs c WHERE c.queue = $1 AND c.state = 'ready' AND c.run_at <= $2
-ORDER BY c.priority, c.run_at, c.id LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED)) RETURNING j.id,
-j.queue, j.payload, j.attempt, j.max_attempts, j.token, j.locked_until, j.enqueued_at, j.priority,
-j.run_at) SELECT id, queue, payload, attempt, max_attempts, token, locked_until, enqueued_at FROM u
-ORDER BY priority, run_at, id;
+c AS ( SELECT j.id, j.priority, j.run_at FROM q CROSS JOIN LATERAL ( SELECT j.id, j.priority,
+j.run_at FROM jobq.jobs j WHERE j.queue = q.name AND j.state = 'ready' AND j.run_at <= $2 ORDER BY
+j.priority, j.run_at, j.id LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED) j ORDER BY j.priority, j.run_at,
+j.id LIMIT $3) UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1, token =
+$6[o.n::pg_catalog.int4], locked_until = $2 + COALESCE($4, (SELECT q.lease FROM q WHERE q.name =
+j.queue)), claimed_at = $2, worker = $5 FROM unnest(ARRAY(SELECT c.id FROM c ORDER BY c.priority,
+c.run_at, c.id)) WITH ORDINALITY AS o(id, n) WHERE j.id = o.id RETURNING j.id, j.queue, j.payload,
+j.attempt, j.max_attempts, j.token, j.locked_until, j.enqueued_at, o.n;
+-- claim.c, run_claim_one: $1 queue, $2 now, $3 max_jobs, $4 lease, $5 worker, $6 tokens
+PREPARE regress_claim_one(text, timestamptz, int8, interval, text, uuid[]) AS
+UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1, token = $6[o.n::pg_catalog.int4],
+locked_until = $2 + $4, claimed_at = $2, worker = $5 FROM unnest(ARRAY( SELECT c.id FROM jobq.jobs c
+WHERE c.queue = $1 AND c.state = 'ready' AND c.run_at <= $2 ORDER BY c.priority, c.run_at, c.id
+LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED)) WITH ORDINALITY AS o(id, n) WHERE j.id = o.id RETURNING
+j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token, j.locked_until, j.enqueued_at, o.n;
 
 -- pop.c, jobq_pop: $1 queue, $2 now, $3 max_jobs (without and with history)
 PREPARE regress_pop(text, timestamptz, int8) AS
@@ -122,24 +119,29 @@ SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL ( SELECT h.id FROM jobq.histor
 q.name AND h.state = 'dead' AND h.finished_at < $1 - q.dead_retention ORDER BY h.finished_at LIMIT
 $3 FOR UPDATE SKIP LOCKED) h WHERE $2::text IS NULL OR q.name = $2 LIMIT $3), del AS (DELETE FROM
 jobq.history h WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING 1) SELECT count(*) FROM del;
--- ack.c, jobq_complete: $1 id, $2 token, $3 finished_at, $4 result
-PREPARE regress_complete(int8, uuid, timestamptz, jsonb) AS
-WITH d AS ( DELETE FROM jobq.jobs WHERE id = $1 AND token = $2 RETURNING *), h
-AS (INSERT INTO jobq.history (id, queue, state, priority, run_at, attempt, max_attempts, token,
-worker, enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payload) SELECT d.id,
-d.queue, 'completed', d.priority, d.run_at, d.attempt, d.max_attempts, d.token, d.worker,
-d.enqueued_at, d.claimed_at, $3, d.dedupe_key, d.errors, $4, d.payload FROM d JOIN jobq.queues q ON
-q.name = d.queue WHERE q.completed_retention > interval '0') SELECT count(*) FROM d;
--- ack.c, jobq_complete_batch: $1 ids, $2 tokens, $3 finished_at, $4 results
-PREPARE regress_complete_batch(int8[], uuid[], timestamptz, jsonb[]) AS
+-- ack.c, jobq_complete: $1 id, $2 token, $3 finished_at, $4 result, $5 queues
+-- that keep history; without history (no such queue): $1 id, $2 token
+PREPARE regress_complete_plain(int8, uuid) AS
+DELETE FROM jobq.jobs WHERE id = $1 AND token = $2;
+PREPARE regress_complete(int8, uuid, timestamptz, jsonb, text[]) AS
+WITH d AS ( DELETE FROM jobq.jobs WHERE id = $1 AND token = $2 RETURNING *), h AS (INSERT INTO
+jobq.history (id, queue, state, priority, run_at, attempt, max_attempts, token, worker, enqueued_at,
+claimed_at, finished_at, dedupe_key, errors, result, payload) SELECT d.id, d.queue, 'completed',
+d.priority, d.run_at, d.attempt, d.max_attempts, d.token, d.worker, d.enqueued_at, d.claimed_at, $3,
+d.dedupe_key, d.errors, $4, d.payload FROM d WHERE d.queue = ANY ($5)) SELECT count(*) FROM d;
+-- ack.c, jobq_complete_batch: $1 ids, $2 tokens, $3 finished_at, $4 results,
+-- $5 queues that keep history; without history: $1 ids, $2 tokens
+PREPARE regress_complete_batch_plain(int8[], uuid[]) AS
+DELETE FROM jobq.jobs j USING unnest($1, $2) AS i(id, token) WHERE j.id = ANY ($1) AND j.id = i.id
+AND j.token = i.token RETURNING j.id;
+PREPARE regress_complete_batch(int8[], uuid[], timestamptz, jsonb[], text[]) AS
 WITH i AS ( SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)), d AS ( DELETE FROM jobq.jobs
 j USING i WHERE j.id = ANY ($1) AND j.id = i.id AND j.token = i.token RETURNING j.*, i.result AS
 new_result), h AS (INSERT INTO jobq.history (id, queue, state, priority, run_at, attempt,
 max_attempts, token, worker, enqueued_at, claimed_at, finished_at, dedupe_key, errors, result,
 payload) SELECT d.id, d.queue, 'completed', d.priority, d.run_at, d.attempt, d.max_attempts,
 d.token, d.worker, d.enqueued_at, d.claimed_at, $3, d.dedupe_key, d.errors, d.new_result, d.payload
-FROM d JOIN jobq.queues q ON q.name = d.queue WHERE q.completed_retention > interval '0') SELECT id
-FROM d;
+FROM d WHERE d.queue = ANY ($5)) SELECT id FROM d;
 -- ack.c, jobq_extend: $1 id, $2 token, $3 now, $4 lease
 PREPARE regress_extend(int8, uuid, timestamptz, interval) AS
 UPDATE jobq.jobs j SET locked_until = $3 + COALESCE($4, q.lease) FROM jobq.queues q WHERE j.id = $1
@@ -152,11 +154,11 @@ DECLARE
 BEGIN
     EXECUTE format('SET LOCAL plan_cache_mode = %I', mode);
     FOREACH p IN ARRAY ARRAY[
-        $q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 1, NULL, NULL)$q$,
-        $q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 100, '1 minute', 'w')$q$,
-        $q$EXECUTE regress_claim(ARRAY['exp', 'exp-b', 'exp-none'], clock_timestamp(), 10, NULL, NULL)$q$,
-        $q$EXECUTE regress_claim_one('exp', clock_timestamp(), 1, '5 minutes', NULL)$q$,
-        $q$EXECUTE regress_claim_one('exp', clock_timestamp(), 100, '1 minute', 'w')$q$,
+        $q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 1, NULL, NULL, ARRAY[gen_random_uuid()])$q$,
+        $q$EXECUTE regress_claim(ARRAY['exp'], clock_timestamp(), 100, '1 minute', 'w', array_fill(gen_random_uuid(), ARRAY[100]))$q$,
+        $q$EXECUTE regress_claim(ARRAY['exp', 'exp-b', 'exp-none'], clock_timestamp(), 10, NULL, NULL, array_fill(gen_random_uuid(), ARRAY[10]))$q$,
+        $q$EXECUTE regress_claim_one('exp', clock_timestamp(), 1, '5 minutes', NULL, ARRAY[gen_random_uuid()])$q$,
+        $q$EXECUTE regress_claim_one('exp', clock_timestamp(), 100, '1 minute', 'w', array_fill(gen_random_uuid(), ARRAY[100]))$q$,
         $q$EXECUTE regress_pop('exp', clock_timestamp(), 100)$q$,
         $q$EXECUTE regress_pop_history('exp', clock_timestamp(), 100)$q$]
     LOOP
@@ -204,22 +206,21 @@ BEGIN
         ok := p !~ 'Seq Scan on history';
         RETURN NEXT;
     END LOOP;
-    statement := $q$EXECUTE regress_complete(5, gen_random_uuid(), clock_timestamp(), NULL)$q$;
-    p := regress_plan(statement);
-    check_name := 'deletes by jobs_pkey';
-    ok := p ~ 'Index Scan using jobs_pkey on jobs';
-    RETURN NEXT;
-    check_name := 'no seq scan of jobs';
-    ok := p !~ 'Seq Scan on jobs';
-    RETURN NEXT;
-    statement := $q$EXECUTE regress_complete_batch(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()], clock_timestamp(), NULL)$q$;
-    p := regress_plan(statement);
-    check_name := 'deletes by jobs_pkey';
-    ok := p ~ 'Index Scan using jobs_pkey on jobs';
-    RETURN NEXT;
-    check_name := 'no seq scan of jobs';
-    ok := p !~ 'Seq Scan on jobs';
-    RETURN NEXT;
+    FOREACH p IN ARRAY ARRAY[
+        $q$EXECUTE regress_complete(5, gen_random_uuid(), clock_timestamp(), NULL, ARRAY['exp-h'])$q$,
+        $q$EXECUTE regress_complete_plain(5, gen_random_uuid())$q$,
+        $q$EXECUTE regress_complete_batch(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()], clock_timestamp(), NULL, ARRAY['exp-h'])$q$,
+        $q$EXECUTE regress_complete_batch_plain(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()])$q$]
+    LOOP
+        statement := p;
+        p := regress_plan(p);
+        check_name := 'deletes by jobs_pkey';
+        ok := p ~ 'Index Scan using jobs_pkey on jobs';
+        RETURN NEXT;
+        check_name := 'no seq scan of jobs';
+        ok := p !~ 'Seq Scan on jobs';
+        RETURN NEXT;
+    END LOOP;
     statement := $q$EXECUTE regress_extend(5, gen_random_uuid(), clock_timestamp(), NULL)$q$;
     p := regress_plan(statement);
     check_name := 'updates by jobs_pkey';
@@ -241,7 +242,7 @@ COMMIT;
 -- the plan of a claim from one queue, for the record when a check above fails
 BEGIN;
 SET LOCAL plan_cache_mode = force_generic_plan;
-SELECT claim_plan FROM (SELECT regexp_split_to_table(regress_plan($q$EXECUTE regress_claim_one('exp', clock_timestamp(), 1, '5 minutes', NULL)$q$), E'\n') AS claim_plan OFFSET 0) p WHERE claim_plan <> '';
+SELECT claim_plan FROM (SELECT regexp_split_to_table(regress_plan($q$EXECUTE regress_claim_one('exp', clock_timestamp(), 1, '5 minutes', NULL, ARRAY[gen_random_uuid()])$q$), E'\n') AS claim_plan OFFSET 0) p WHERE claim_plan <> '';
 COMMIT;
 
 DEALLOCATE regress_claim;
@@ -251,6 +252,9 @@ DEALLOCATE regress_pop_history;
 DEALLOCATE regress_expire;
 DEALLOCATE regress_purge;
 DEALLOCATE regress_complete;
+DEALLOCATE regress_complete_plain;
+DEALLOCATE regress_complete_batch;
+DEALLOCATE regress_complete_batch_plain;
 DROP FUNCTION regress_check_plans(text);
 DROP FUNCTION regress_plan(text);
 SELECT jobq_drop_queue('exp', force => true), jobq_drop_queue('exp-b', force => true),

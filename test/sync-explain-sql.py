@@ -24,7 +24,9 @@ STATEMENTS = {
     'regress_expire': ('sweep.c', 'expire_plan'),
     'regress_purge': ('sweep.c', 'purge_plan'),
     'regress_complete': ('ack.c', 'complete_plan'),
+    'regress_complete_plain': ('ack.c', 'complete_plain_plan'),
     'regress_complete_batch': ('ack.c', 'complete_many_plan'),
+    'regress_complete_batch_plain': ('ack.c', 'complete_many_plain_plan'),
     'regress_extend': ('ack.c', 'extend_plan'),
 }
 
