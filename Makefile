@@ -14,6 +14,7 @@ OBJS = \
 	extension/queues.o \
 	extension/queue_cache.o \
 	extension/enqueue.o \
+	extension/insert_job.o \
 	extension/claim.o \
 	extension/pop.o \
 	extension/ack.o \

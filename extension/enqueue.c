@@ -294,6 +294,24 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 	}
 
 	jobq_lock_queue_name(args.queue, ShareLock);
+
+	/*
+	 * The common case, a job without a dedupe key into a queue whose
+	 * settings this backend has cached, needs no SPI: insert_job.c writes
+	 * the row.  Anything else, or a jobq.jobs that insert_job.c does not
+	 * recognise, goes through SPI.
+	 */
+	if (dedupe_key == NULL && jobq_queue_settings_cached(args.queue, &args.settings))
+	{
+		if (args.max_attempts_null)
+			args.max_attempts = Int32GetDatum(args.settings.max_attempts);
+		if (jobq_insert_job(args.queue, args.priority, args.run_at,
+							DatumGetInt32(args.max_attempts), args.now, payload, &id))
+		{
+			announce_ready(&args, 1);
+			PG_RETURN_INT64(id);
+		}
+	}
 	jobq_spi_connect();
 	read_queue_settings(&args);
 	id = enqueue_one(&args, payload, dedupe_key, &created);

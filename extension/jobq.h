@@ -131,7 +131,13 @@ typedef struct JobqQueueSettings
 } JobqQueueSettings;
 
 extern bool jobq_queue_settings(text *queue, JobqQueueSettings *out);
+extern bool jobq_queue_settings_cached(text *queue, JobqQueueSettings *out);
 extern ArrayType *jobq_history_queues(void);
+
+/* insert_job.c */
+extern bool jobq_insert_job(text *queue, int16 priority, TimestampTz run_at,
+							int32 max_attempts, TimestampTz enqueued_at, Jsonb *payload,
+							int64 *id);
 
 /* ack.c */
 extern void jobq_count_stale(Datum job_id);

@@ -147,6 +147,43 @@ ensure_cache(void)
 }
 
 /*
+ * cache_key
+ *	  The hash key of a validated queue name.
+ */
+static void
+cache_key(text *queue, char *key)
+{
+	int			len = VARSIZE_ANY_EXHDR(queue);
+
+	/* the name was validated: at most JOBQ_QUEUE_NAME_MAX bytes */
+	Assert(len <= JOBQ_QUEUE_NAME_MAX);
+	memset(key, 0, JOBQ_QUEUE_NAME_MAX + 1);
+	memcpy(key, VARDATA_ANY(queue), len);
+}
+
+/*
+ * jobq_queue_settings_cached
+ *	  Fill *out from the cache and return true; false when the queue is not
+ *	  cached (it may still exist).  Needs no SPI: an enqueue whose queue is
+ *	  cached does not connect to SPI at all.
+ */
+bool
+jobq_queue_settings_cached(text *queue, JobqQueueSettings *out)
+{
+	char		key[JOBQ_QUEUE_NAME_MAX + 1];
+	QueueCacheEntry *entry;
+
+	cache_key(queue, key);
+	AcceptInvalidationMessages();
+	ensure_cache();
+	entry = hash_search(queue_cache, key, HASH_FIND, NULL);
+	if (entry == NULL)
+		return false;
+	*out = entry->settings;
+	return true;
+}
+
+/*
  * jobq_queue_settings
  *	  Fill *out with the settings of queue and return true, or return false
  *	  when there is no such queue.  Runs inside SPI.  The caller holds the
@@ -156,26 +193,15 @@ bool
 jobq_queue_settings(text *queue, JobqQueueSettings *out)
 {
 	char		key[JOBQ_QUEUE_NAME_MAX + 1];
-	int			len = VARSIZE_ANY_EXHDR(queue);
 	QueueCacheEntry *entry;
 	uint64		before;
 	Datum		arg = PointerGetDatum(queue);
 	bool		isnull;
 	int			rc;
 
-	/* the name was validated: at most JOBQ_QUEUE_NAME_MAX bytes */
-	Assert(len <= JOBQ_QUEUE_NAME_MAX);
-	memset(key, 0, sizeof(key));
-	memcpy(key, VARDATA_ANY(queue), len);
-
-	AcceptInvalidationMessages();
-	ensure_cache();
-	entry = hash_search(queue_cache, key, HASH_FIND, NULL);
-	if (entry != NULL)
-	{
-		*out = entry->settings;
+	cache_key(queue, key);
+	if (jobq_queue_settings_cached(queue, out))
 		return true;
-	}
 
 	if (settings_plan == NULL)
 	{
