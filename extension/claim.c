@@ -9,7 +9,7 @@
  * attempt + 1 (counted at claim, so a crash burns an attempt), a fresh
  * random token, and a lease locked_until = now + lease.
  *
- * The tokens come from one pg_strong_random call per claim (claim_tokens),
+ * The tokens come from a pool filled by pg_strong_random (claim_tokens),
  * not from gen_random_uuid() per row: each call of the latter costs
  * 2.5-3 us here (a getpid() system call and a lock inside the random
  * generator), a tenth of what a batched claim spends per job.  Every job
@@ -233,28 +233,71 @@ next_due_ms(Datum queues)
 }
 
 /*
+ * Claim tokens come from a backend-local pool of random version-4 UUIDs,
+ * refilled by one pg_strong_random call: a claim costs no random call per
+ * job, and one that claims little (a poll of an empty queue with a large
+ * max_jobs) takes only what it used from the pool, so it does not draw
+ * max_jobs fresh UUIDs each time.  A token handed to a statement counts as
+ * used only when the claim returned it (claim_tokens_used); one the
+ * statement did not store, or stored in a row its failed transaction
+ * rolled back, was never seen by anyone and may be handed out again.
+ */
+#define TOKEN_POOL_SIZE		JOBQ_CLAIM_BATCH_MAX
+
+static pg_uuid_t token_pool[TOKEN_POOL_SIZE];
+static int	token_pool_next = TOKEN_POOL_SIZE;	/* first unused; SIZE: empty */
+
+/*
  * claim_tokens
- *	  n fresh random version-4 UUIDs as a uuid[], from one call of the
- *	  strong random source (see the file header for why not one per row).
+ *	  A uuid[] of n unused tokens from the pool, refilled first when fewer
+ *	  than n are left.
  */
 static ArrayType *
 claim_tokens(int n)
 {
-	pg_uuid_t  *tokens = palloc(sizeof(pg_uuid_t) * n);
-	Datum	   *items = palloc(sizeof(Datum) * n);
+	ArrayType  *array;
+	Size		nbytes = sizeof(pg_uuid_t) * n;
 
-	if (!pg_strong_random(tokens, sizeof(pg_uuid_t) * n))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate random claim tokens")));
-	for (int i = 0; i < n; i++)
+	Assert(n >= 1 && n <= TOKEN_POOL_SIZE);
+	if (TOKEN_POOL_SIZE - token_pool_next < n)
 	{
-		/* RFC 4122 version 4 (random) and variant bits, as gen_random_uuid */
-		tokens[i].data[6] = (tokens[i].data[6] & 0x0f) | 0x40;
-		tokens[i].data[8] = (tokens[i].data[8] & 0x3f) | 0x80;
-		items[i] = UUIDPGetDatum(&tokens[i]);
+		if (!pg_strong_random(token_pool, sizeof(token_pool)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate random claim tokens")));
+		for (int i = 0; i < TOKEN_POOL_SIZE; i++)
+		{
+			/* RFC 4122 version 4 (random) and variant bits, as gen_random_uuid */
+			token_pool[i].data[6] = (token_pool[i].data[6] & 0x0f) | 0x40;
+			token_pool[i].data[8] = (token_pool[i].data[8] & 0x3f) | 0x80;
+		}
+		token_pool_next = 0;
 	}
-	return construct_array(items, n, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
+
+	/* a one-dimensional uuid[] without NULLs: header, then the 16-byte values */
+	array = (ArrayType *) palloc0(ARR_OVERHEAD_NONULLS(1) + nbytes);
+	SET_VARSIZE(array, ARR_OVERHEAD_NONULLS(1) + nbytes);
+	array->ndim = 1;
+	array->dataoffset = 0;
+	array->elemtype = UUIDOID;
+	ARR_DIMS(array)[0] = n;
+	ARR_LBOUND(array)[0] = 1;
+	memcpy(ARR_DATA_PTR(array), &token_pool[token_pool_next], nbytes);
+	return array;
+}
+
+/*
+ * claim_tokens_used
+ *	  The claim returned jobs up to position last of the claim order: the
+ *	  tokens handed out for positions 1 .. last are spent.
+ */
+static void
+claim_tokens_used(int64 last)
+{
+	if (last < 1 || token_pool_next + last > TOKEN_POOL_SIZE)
+		elog(ERROR, "jobq: claim returned position " INT64_FORMAT " of %d tokens",
+			 last, TOKEN_POOL_SIZE - token_pool_next);
+	token_pool_next += (int) last;
 }
 
 /* A claimed row and its position in claim order, for sorting */
@@ -276,20 +319,22 @@ claimed_row_cmp(const void *a, const void *b)
 /*
  * put_claimed_rows
  *	  Append the rows of the last claim statement to store in claim order
- *	  (by their position, the last column), without that column.
+ *	  (by their position, the last column), without that column.  Returns
+ *	  the last position.
  */
-static void
+static int64
 put_claimed_rows(Tuplestorestate *store, TupleDesc desc)
 {
 	SPITupleTable *tt = SPI_tuptable;
 	uint64		n = SPI_processed;
 	ClaimedRow *rows;
+	int64		last;
 	Datum		values[CLAIM_RESULT_COLS + 1];
 	bool		nulls[CLAIM_RESULT_COLS + 1];
 
 	if (tt->tupdesc->natts != CLAIM_RESULT_COLS + 1 || desc->natts != CLAIM_RESULT_COLS)
-		elog(ERROR, "jobq: claim statement returned %d columns, expected %d",
-			 tt->tupdesc->natts, CLAIM_RESULT_COLS + 1);
+		elog(ERROR, "jobq: claim statement returned %d columns for a result of %d, expected %d and %d",
+			 tt->tupdesc->natts, desc->natts, CLAIM_RESULT_COLS + 1, CLAIM_RESULT_COLS);
 	rows = palloc(sizeof(ClaimedRow) * n);
 	for (uint64 i = 0; i < n; i++)
 	{
@@ -305,7 +350,9 @@ put_claimed_rows(Tuplestorestate *store, TupleDesc desc)
 		heap_deform_tuple(rows[i].tuple, tt->tupdesc, values, nulls);
 		tuplestore_putvalues(store, desc, values, nulls);
 	}
+	last = rows[n - 1].position;
 	pfree(rows);
+	return last;
 }
 
 /*
@@ -398,7 +445,7 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	PG_END_TRY();
 
 	if (claimed > 0)
-		put_claimed_rows(store, desc);
+		claim_tokens_used(put_claimed_rows(store, desc));
 	jobq_spi_finish();
 	return (Datum) 0;
 }

@@ -195,9 +195,9 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 		TIMESTAMPTZOID, TEXTOID};
 
 #define ENQUEUE_SQL(CONFLICT) \
-		"INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts," \
+		"INSERT INTO jobq.jobs (queue, state, priority, run_at, attempt, max_attempts," \
 		"                       enqueued_at, dedupe_key, payload)" \
-		" VALUES ($1, $3, $4, $5, $6, $7, $2)" \
+		" VALUES ($1, 'ready', $3, $4, 0, $5, $6, $7, $2)" \
 		CONFLICT \
 		" RETURNING id"
 

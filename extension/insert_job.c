@@ -12,26 +12,31 @@
  * INSERT sent by the client (bench/findings.md, fourth round).
  *
  * jobq_insert_job forms the tuple, inserts it with heap_insert and adds
- * its index entries with index_insert, the way logical replication's apply
- * worker and CatalogTupleInsert do.  What the executor would do besides
- * that, it either does too (privilege check, read-only transaction check,
- * unique checks in the indexes, predicate locks in heap_insert and
- * btree) or refuses to go on without: the table must be a plain heap
- * table with no triggers, no row security, no CHECK constraints, no
- * generated columns, only the columns named below with their types, and
- * indexes on plain columns (no expressions, no exclusion constraints,
- * no deferred uniqueness).  When any of that does not hold, for instance
- * because an operator put a trigger on jobq.jobs, it returns false and the
- * caller inserts through SPI as before; nothing was written.
+ * its index entries with index_insert, as CatalogTupleInsert does for the
+ * catalogs.  What the executor would do besides that, it either does too
+ * (privilege check, read-only transaction check, unique checks in the
+ * indexes, predicate locks in heap_insert and btree) or refuses to go on
+ * without: the table must be a plain heap table with no INSERT triggers,
+ * no rules, no row security, no CHECK constraints, no generated columns,
+ * only the columns named below with their types and no type modifiers,
+ * and btree indexes on plain columns (no expressions, no exclusion
+ * constraints, no deferred uniqueness).  When any of that does not hold,
+ * for instance because an operator put a trigger on jobq.jobs, it returns
+ * false and the caller inserts through SPI as before; nothing was written.
+ * The SPI statement (enqueue.c) names every column this file fills, so the
+ * two paths give the same row by construction, not through defaults.
  *
  * What is kept between calls: the table's layout and, per index, its
  * IndexInfo and the evaluation state of its predicate, built once in a
  * memory context of our own.  A relcache invalidation of jobq.jobs (sent
  * for any DDL on it or its indexes, including CREATE INDEX CONCURRENTLY's
  * steps) or of everything marks them stale, and the next call builds them
- * again.  Every call opens the table and its indexes with RowExclusiveLock,
- * as the executor does, which processes pending invalidations first, and
- * checks the list of indexes against the kept one.
+ * again.  The caller has just accepted pending invalidations (the queue
+ * settings lookup does, enqueue.c); every call then opens the table and
+ * its indexes with RowExclusiveLock, as the executor does, and checks the
+ * list of indexes against the kept one.  Only btree indexes are taken:
+ * other access methods keep per-statement state in IndexInfo (ii_AmCache)
+ * that the executor resets and this file would carry across statements.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -50,6 +55,7 @@
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
+#include "commands/trigger.h"
 #include "catalog/dependency.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
@@ -124,15 +130,18 @@ typedef struct JobIndex
 } JobIndex;
 
 /*
- * What is kept between calls, in layout_cxt.  An invalidation only marks
- * it stale: it can arrive in the middle of an insert (opening the TOAST
- * table, the id sequence or an index processes pending ones), which must
- * go on with what it started with, as a running INSERT keeps its executor
- * state.  The locks we hold keep that state true for the insert; the next
- * call rebuilds it.
+ * What is kept between calls, in layout_cxt.  An invalidation only bumps
+ * layout_invals: it can arrive in the middle of an insert (opening the
+ * TOAST table, the id sequence or an index processes pending ones), which
+ * must go on with what it started with, as a running INSERT keeps its
+ * executor state.  The locks we hold keep that state true for the insert;
+ * the next call rebuilds it.  layout_valid_at is the value of
+ * layout_invals the layout was built under, set only once it is complete,
+ * so an error or an invalidation during the build leaves no layout.
  */
 static MemoryContext layout_cxt = NULL;
-static bool layout_stale = true;
+static uint64 layout_invals = 1;
+static uint64 layout_valid_at = 0;
 static bool layout_unusable = false;	/* checked, and SPI must insert */
 static Oid	jobs_relid = InvalidOid;
 static Oid	id_sequence = InvalidOid;
@@ -142,15 +151,18 @@ static int	njob_indexes = 0;
 static JobIndex job_indexes[MAX_JOB_INDEXES];
 static ExprContext *predicate_econtext = NULL;
 static TupleTableSlot *predicate_slot = NULL;
-static bool callback_registered = false;
+
+#define LAYOUT_CURRENT()	(layout_valid_at == layout_invals)
 
 /*
- * forget_layout
- *	  Relcache callback: jobq.jobs, one of its indexes or every relation
- *	  was invalidated.
+ * jobq_insert_job_inval
+ *	  Relcache invalidation of relid (InvalidOid: of every relation), passed
+ *	  on by queue_cache.c's callback, so that jobq takes one of the few
+ *	  callback slots a backend has.  Forget the layout if it concerns
+ *	  jobq.jobs or one of its indexes.
  */
-static void
-forget_layout(Datum arg, Oid relid)
+void
+jobq_insert_job_inval(Oid relid)
 {
 	if (relid != InvalidOid && jobs_relid != InvalidOid && relid != jobs_relid)
 	{
@@ -161,23 +173,30 @@ forget_layout(Datum arg, Oid relid)
 		if (!ours)
 			return;
 	}
-	layout_stale = true;
+	layout_invals++;
 }
 
 /*
  * table_is_plain
- *	  What the executor would act on and this file does not: triggers, row
- *	  security, CHECK constraints, generated columns, another access method.
- *	  Read from the relcache on every call; cheap.
+ *	  What the executor would act on and this file does not: INSERT
+ *	  triggers, rules, row security, CHECK constraints, generated columns,
+ *	  another access method.  Read from the relcache on every call; cheap.
  */
 static bool
 table_is_plain(Relation rel)
 {
 	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	TriggerDesc *trig = rel->trigdesc;
 
+	/* triggers for other events (foreign keys to job ids) do not matter */
+	if (trig != NULL &&
+		(trig->trig_insert_before_row || trig->trig_insert_after_row ||
+		 trig->trig_insert_instead_row || trig->trig_insert_before_statement ||
+		 trig->trig_insert_after_statement || trig->trig_insert_new_table))
+		return false;
 	return rel->rd_rel->relkind == RELKIND_RELATION &&
 		rel->rd_rel->relam == HEAP_TABLE_AM_OID &&
-		rel->trigdesc == NULL &&
+		rel->rd_rules == NULL &&	/* relhasrules stays set after a DROP RULE */
 		!rel->rd_rel->relrowsecurity &&
 		(constr == NULL || (constr->num_check == 0 && !constr->has_generated_stored));
 }
@@ -210,6 +229,8 @@ read_columns(Relation rel)
 			return false;		/* a column we would not know how to fill */
 		if (job_columns[c].type != InvalidOid && att->atttypid != job_columns[c].type)
 			return false;
+		if (att->atttypmod != -1)
+			return false;		/* the executor would coerce, e.g. round a time */
 		if (job_columns[c].set_null && (att->attnotnull || att->atthasdef))
 			return false;
 		attnum[c] = att->attnum;
@@ -264,7 +285,8 @@ read_indexes(Relation rel, List *index_oids)
 		IndexInfo  *info = BuildIndexInfo(irel);
 		bool		ok;
 
-		ok = info->ii_Expressions == NIL && info->ii_ExclusionOps == NULL &&
+		ok = irel->rd_rel->relam == BTREE_AM_OID &&
+			info->ii_Expressions == NIL && info->ii_ExclusionOps == NULL &&
 			(!info->ii_Unique || irel->rd_index->indimmediate);
 		index_close(irel, NoLock);
 		if (!ok)
@@ -305,23 +327,30 @@ static bool
 ensure_layout(Relation rel)
 {
 	List	   *index_oids = RelationGetIndexList(rel);
+	uint64		building_at = layout_invals;
 	MemoryContext oldcxt;
 	bool		ok;
 
-	if (!layout_stale && jobs_relid == RelationGetRelid(rel))
+	if (LAYOUT_CURRENT() && jobs_relid == RelationGetRelid(rel))
 	{
-		if (layout_unusable)
-			return false;
-		if (same_indexes(index_oids))
-			return true;
+		ok = !layout_unusable && same_indexes(index_oids);
+		if (ok || layout_unusable)
+		{
+			list_free(index_oids);
+			return ok;
+		}
 	}
 
+	/* forget everything first: an error below must leave no layout */
+	layout_valid_at = 0;
+	jobs_relid = InvalidOid;
+	njob_indexes = 0;
+	predicate_econtext = NULL;
+	predicate_slot = NULL;
 	if (layout_cxt != NULL)
 		MemoryContextDelete(layout_cxt);
 	layout_cxt = AllocSetContextCreate(CacheMemoryContext, "jobq job insert layout",
 									   ALLOCSET_SMALL_SIZES);
-	njob_indexes = 0;
-	layout_stale = false;
 	oldcxt = MemoryContextSwitchTo(layout_cxt);
 	ok = read_columns(rel) && read_indexes(rel, index_oids);
 	if (ok)
@@ -331,8 +360,13 @@ ensure_layout(Relation rel)
 												  &TTSOpsHeapTuple);
 	}
 	MemoryContextSwitchTo(oldcxt);
+	list_free(index_oids);
+
 	jobs_relid = RelationGetRelid(rel);
 	layout_unusable = !ok;
+	/* valid for this insert in any case; kept only if nothing invalidated it meanwhile */
+	if (layout_invals == building_at)
+		layout_valid_at = building_at;
 	return ok;
 }
 
@@ -353,21 +387,17 @@ jobq_insert_job(text *queue, int16 priority, TimestampTz run_at, int32 max_attem
 	HeapTuple	tuple;
 	ExprContext *econtext;
 
-	if (!callback_registered)
-	{
-		CacheRegisterRelcacheCallback(forget_layout, (Datum) 0);
-		callback_registered = true;
-	}
-
 	/* as the executor: an INSERT is refused here, before anything */
 	if (XactReadOnly)
 		PreventCommandIfReadOnly("INSERT");
 	PreventCommandIfParallelMode("INSERT");
 
 	/* a stale layout may be of a jobq.jobs dropped with the extension */
-	relid = layout_stale ? InvalidOid : jobs_relid;
+	relid = LAYOUT_CURRENT() ? jobs_relid : InvalidOid;
 	if (!OidIsValid(relid))
 		relid = get_relname_relid("jobs", get_namespace_oid("jobq", false));
+	if (!OidIsValid(relid))
+		return false;			/* let SPI report it */
 	rel = table_open(relid, RowExclusiveLock);
 	if (!table_is_plain(rel) || !ensure_layout(rel))
 	{
@@ -378,7 +408,11 @@ jobq_insert_job(text *queue, int16 priority, TimestampTz run_at, int32 max_attem
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
 
-	/* everything that takes a lock first, then the writes */
+	/*
+	 * The indexes' locks and the id first; heap_insert may still take the
+	 * TOAST table's locks, and a unique check may wait for another
+	 * transaction, as in the executor.
+	 */
 	{
 		Relation	irels[MAX_JOB_INDEXES];
 		int			n = njob_indexes;

@@ -135,6 +135,7 @@ extern bool jobq_queue_settings_cached(text *queue, JobqQueueSettings *out);
 extern ArrayType *jobq_history_queues(void);
 
 /* insert_job.c */
+extern void jobq_insert_job_inval(Oid relid);
 extern bool jobq_insert_job(text *queue, int16 priority, TimestampTz run_at,
 							int32 max_attempts, TimestampTz enqueued_at, Jsonb *payload,
 							int64 *id);

@@ -35,9 +35,14 @@
  * One window remains: a commit becomes visible to new snapshots a moment
  * before it sends its invalidations (its commit callbacks run in
  * between), so a claim in that moment may still see a queue as not yet
- * paused.  A claim that started a moment earlier would have, too; a drop
- * is covered by the name lock, which is released after the invalidations
- * are sent.
+ * paused, an enqueue the old max_attempts, and a complete the old list
+ * of queues that keep history (a job completed in that moment of a
+ * retention change from 0 gets no history row).  A call that started a
+ * moment earlier would have done the same; a drop is covered by the name
+ * lock, which is released after the invalidations are sent.  For the same
+ * reason a SERIALIZABLE complete does not take a predicate lock on
+ * jobq.queues: settings are configuration, not data the transaction
+ * reads.
  *
  * Only queues that exist are cached; a missing queue is looked up every
  * time, so that creating it takes effect at once.
@@ -90,6 +95,8 @@ static uint64 inval_count = 0;
 static ArrayType *history_queues = NULL;
 
 static bool callback_registered = false;
+
+static bool lookup(const char *key, JobqQueueSettings *out);
 static SPIPlanPtr settings_plan = NULL;
 static SPIPlanPtr history_queues_plan = NULL;
 
@@ -98,10 +105,14 @@ static SPIPlanPtr history_queues_plan = NULL;
  *	  Relcache callback: relid is the invalidated table, or InvalidOid when
  *	  every cache is reset (e.g. after the invalidation queue overflowed).
  *	  It may run inside any catalog access, so it only drops the table.
+ *	  It also serves insert_job.c (a backend has few callback slots), whose
+ *	  direct insert runs only after a lookup here registered it.
  */
 static void
 queue_cache_inval(Datum arg, Oid relid)
 {
+	jobq_insert_job_inval(relid);
+
 	/* while jobq.queues is not resolved, any table may be it */
 	if (relid != InvalidOid && queues_relid != InvalidOid && relid != queues_relid)
 		return;
@@ -171,9 +182,21 @@ bool
 jobq_queue_settings_cached(text *queue, JobqQueueSettings *out)
 {
 	char		key[JOBQ_QUEUE_NAME_MAX + 1];
-	QueueCacheEntry *entry;
 
 	cache_key(queue, key);
+	return lookup(key, out);
+}
+
+/*
+ * lookup
+ *	  The cached settings of the queue with hash key key, after accepting
+ *	  pending invalidations.
+ */
+static bool
+lookup(const char *key, JobqQueueSettings *out)
+{
+	QueueCacheEntry *entry;
+
 	AcceptInvalidationMessages();
 	ensure_cache();
 	entry = hash_search(queue_cache, key, HASH_FIND, NULL);
@@ -200,7 +223,7 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 	int			rc;
 
 	cache_key(queue, key);
-	if (jobq_queue_settings_cached(queue, out))
+	if (lookup(key, out))
 		return true;
 
 	if (settings_plan == NULL)

@@ -95,5 +95,25 @@ SELECT payload, attempt FROM jobq_claim('clm');
 SELECT count(*) AS running_not_reclaimed FROM jobq_claim(ARRAY['clm', 'clm-b'], max_jobs => 1000);
 SELECT ready, delayed, running FROM jobq_stats('clm');
 
+-- every claimed job gets a token of its own, a random version-4 UUID, also
+-- when claims take fewer jobs than max_jobs (tokens come from a pool, and a
+-- claim spends only those of the jobs it returns), from one queue or several
+SELECT jobq_create_queue('clm-tok');
+SELECT count(*) FROM jobq_enqueue_batch('clm-tok', array_fill('{}'::jsonb, ARRAY[1200]));
+CREATE TEMP TABLE clm_tokens AS
+SELECT id, token FROM jobq_claim('clm-tok', max_jobs => 1000);
+INSERT INTO clm_tokens SELECT id, token FROM jobq_claim('clm-tok', max_jobs => 3);
+INSERT INTO clm_tokens SELECT id, token FROM jobq_claim(ARRAY['clm-tok', 'clm'], max_jobs => 7);
+INSERT INTO clm_tokens SELECT id, token FROM jobq_claim('clm-tok', max_jobs => 1000);
+INSERT INTO clm_tokens SELECT id, token FROM jobq_claim('clm-tok', max_jobs => 1000);
+SELECT count(*) AS claimed, count(DISTINCT id) AS jobs, count(DISTINCT token) AS tokens,
+       bool_and(substr(token::text, 15, 1) = '4') AS version_4,
+       bool_and(substr(token::text, 20, 1) IN ('8', '9', 'a', 'b')) AS rfc4122_variant
+FROM clm_tokens;
+SELECT count(*) AS tokens_match_rows
+FROM clm_tokens c JOIN jobq.jobs j ON j.id = c.id AND j.token = c.token;
+DROP TABLE clm_tokens;
+SELECT jobq_drop_queue('clm-tok', force => true);
+
 -- clean up: no running job of this test may expire into a later test
 SELECT jobq_drop_queue('clm', force => true), jobq_drop_queue('clm-b', force => true);
