@@ -37,7 +37,8 @@ MODES = {
                   lat_jobs=20, lat_modes=['driver-notify', 'driver-blocking', 'worker-notify', 'worker-blocking', 'os-spawn'],
                   waiters=10, waiter_seconds=1, horizon_seconds=2, horizon_wait=10,
                   backlogs=[10000], scale_drain=200, history_rows=0,
-                  soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1),
+                  soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1,
+                  instr=dict(enqueue=(20, 120), cycle1=(5, 25), cycle100=(1, 3))),
     'quick': dict(reps=3, clients=[1, 16], drain_clients=[4], enq_seconds=1,
                   enq_impls=['ref', 'jobq', 'jobq-nonotify'],
                   enq_batches=10, drain_single=1500, drain_batch=12000,
@@ -45,7 +46,8 @@ MODES = {
                   lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking', 'os-spawn'],
                   waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
                   backlogs=[10000, 100000], scale_drain=800, history_rows=0,
-                  soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1),
+                  soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1,
+                  instr=dict(enqueue=(100, 1000), cycle1=(10, 110), cycle100=(1, 11))),
     'full': dict(reps=3, clients=[1, 4, 16], drain_clients=[1, 4, 16], enq_seconds=10,
                  enq_impls=['ref', 'jobq', 'driver', 'jobq-nonotify'],
                  enq_batches=100, drain_single=100000, drain_batch=100000,
@@ -54,10 +56,95 @@ MODES = {
                  waiters=100, waiter_seconds=10, horizon_seconds=30, horizon_wait=40,
                  backlogs=[10000, 100000, 1000000], scale_drain=5000,
                  history_rows=1000000, soak_seconds=300, worker_jobs=5000,
-                 worker_conc=[4, 16], worker_reps=3),
+                 worker_conc=[4, 16], worker_reps=3,
+                 instr=dict(enqueue=(200, 2000), cycle1=(20, 220), cycle100=(2, 22))),
 }
 
 PAYLOAD_SQL = "jsonb_build_object('to', 'user@example.com', 'n', g)"
+
+# Instructions per operation (bench_instructions).  Each operation is a
+# PL/pgSQL procedure per side looping over the statements of the pgbench
+# scripts (bench/pgbench/{jobq,ref}_{enqueue,drain_1,drain_100}.sql), with
+# their commits, so that plans are cached as with pgbench -M prepared.
+# Results go INTO variables through SELECT, never `:=`, which PL/pgSQL would
+# evaluate as a simple expression without the executor a client's SELECT
+# goes through.  The checks make a loop that ran out of jobs fail loudly.
+# MODES[...]['instr'] holds the two loop counts (small, large) per operation.
+INSTR_OPS = [   # (key, what one iteration does)
+    ('enqueue', 'enqueue 1 job, one transaction'),
+    ('cycle1', 'claim 1, commit; complete it, commit'),
+    ('cycle100', 'claim 100, commit; complete the 100, commit'),
+]
+INSTR_BODY = {
+    ('enqueue', 'jobq'): """
+        SELECT jobq_enqueue('bench', '{"to":"user@example.com","n":1}') INTO k;
+        COMMIT;""",
+    ('enqueue', 'ref'): """
+        INSERT INTO bench_ref.jobs (queue, payload)
+            VALUES ('bench', '{"to":"user@example.com","n":1}') RETURNING id INTO k;
+        COMMIT;""",
+    ('cycle1', 'jobq'): """
+        SELECT id, token, payload INTO r FROM jobq_claim('bench', 'w', 1);
+        IF NOT FOUND THEN RAISE EXCEPTION 'no ready job'; END IF;
+        COMMIT;
+        SELECT jobq_complete(r.id, r.token) INTO ok;
+        IF NOT ok THEN RAISE EXCEPTION 'job % not completed', r.id; END IF;
+        COMMIT;""",
+    ('cycle1', 'ref'): """
+        UPDATE bench_ref.jobs SET status = 'running', attempts = attempts + 1,
+                locked_until = now() + interval '5 minutes'
+            WHERE id IN (SELECT id FROM bench_ref.jobs WHERE queue = 'bench'
+                         AND status = 'pending' AND run_at <= now()
+                         ORDER BY priority, run_at, id FOR UPDATE SKIP LOCKED LIMIT 1)
+            RETURNING id, payload INTO r;
+        IF NOT FOUND THEN RAISE EXCEPTION 'no ready job'; END IF;
+        COMMIT;
+        DELETE FROM bench_ref.jobs WHERE id = r.id;
+        IF NOT FOUND THEN RAISE EXCEPTION 'job % not completed', r.id; END IF;
+        COMMIT;""",
+    ('cycle100', 'jobq'): """
+        SELECT array_agg(id), array_agg(token), array_agg(payload) INTO ids, tokens, payloads
+            FROM jobq_claim('bench', 'w', 100);
+        IF cardinality(ids) IS DISTINCT FROM 100 THEN RAISE EXCEPTION 'short batch'; END IF;
+        COMMIT;
+        SELECT count(*) INTO k FROM jobq_complete_batch(ids, tokens);
+        IF k <> 100 THEN RAISE EXCEPTION '% of 100 jobs completed', k; END IF;
+        COMMIT;""",
+    ('cycle100', 'ref'): """
+        WITH c AS (UPDATE bench_ref.jobs SET status = 'running', attempts = attempts + 1,
+                           locked_until = now() + interval '5 minutes'
+                       WHERE id IN (SELECT id FROM bench_ref.jobs WHERE queue = 'bench'
+                                    AND status = 'pending' AND run_at <= now()
+                                    ORDER BY priority, run_at, id
+                                    FOR UPDATE SKIP LOCKED LIMIT 100)
+                       RETURNING id, payload)
+            SELECT array_agg(id), array_agg(payload) INTO ids, payloads FROM c;
+        IF cardinality(ids) IS DISTINCT FROM 100 THEN RAISE EXCEPTION 'short batch'; END IF;
+        COMMIT;
+        DELETE FROM bench_ref.jobs WHERE id = ANY (ids);
+        GET DIAGNOSTICS k = ROW_COUNT;
+        IF k <> 100 THEN RAISE EXCEPTION '% of 100 jobs completed', k; END IF;
+        COMMIT;""",
+}
+# Ready jobs before every run: more than the warm-up and the largest loop
+# take, and enough that the reference's batched claim finds its 100 rows by
+# primary key as on large backlogs (at 10,000 the planner switches it to a
+# hash join over a sequential scan of the table: 2.4 times the instructions)
+INSTR_BACKLOG = 20000
+# Iterations of the warm-up call before the measured one, in both runs: past
+# the five custom plans after which the plan cache settles on a plan
+INSTR_WARMUP = 6
+
+
+def instr_proc(op, impl):
+    return f'bench_instr_{op}_{impl}'
+
+
+def instr_proc_sql(op, impl):
+    return (f'CREATE OR REPLACE PROCEDURE {instr_proc(op, impl)}(n integer) '
+            'LANGUAGE plpgsql AS $$\n'
+            'DECLARE r record; ids bigint[]; tokens uuid[]; payloads jsonb[]; k bigint; ok boolean;\n'
+            'BEGIN\n    FOR i IN 1..n LOOP' + INSTR_BODY[op, impl] + '\n    END LOOP;\nEND $$')
 
 
 def log(msg):
@@ -87,7 +174,7 @@ class Cluster:
             cmd = ['runuser', '-u', 'postgres', '--'] + cmd
         return subprocess.run(cmd, check=True, **kw)
 
-    def start(self):
+    def init(self):
         os.makedirs(self.sock)
         os.chmod(self.dir, 0o755)
         if self.root:
@@ -100,6 +187,11 @@ class Cluster:
         conf += [f'{k} = {v}' for k, v in self.settings.items()]
         with open(os.path.join(self.data, 'postgresql.conf'), 'a') as f:
             f.write('\n'.join(conf) + '\n')
+
+    def start(self):
+        """Start the server; initdb first unless this is a restart."""
+        if not os.path.exists(self.data):
+            self.init()
         self.as_pg([f'{self.bindir}/pg_ctl', '-D', self.data, '-l',
                     os.path.join(self.dir, 'server.log'), '-w', 'start'],
                    stdout=subprocess.DEVNULL)
@@ -116,6 +208,30 @@ class Cluster:
     def destroy(self):
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def callgrind(self, script, dbname='postgres'):
+        """Instructions (callgrind's Ir) that a single-user backend executes
+        to run script, one statement a line; the server must be stopped.
+        jobq is not preloaded: a single-user backend starts no sweeper."""
+        out = os.path.join(self.dir, 'callgrind.out')     # the postgres user writes it
+        if os.path.exists(out):
+            os.unlink(out)
+        cmd = ['valgrind', '--tool=callgrind', f'--callgrind-out-file={out}',
+               f'{self.bindir}/postgres', '--single', '-D', self.data,
+               '-c', 'shared_preload_libraries=', '-c', 'lc_messages=C', dbname]
+        try:
+            r = self.as_pg(cmd, input=script, capture_output=True, text=True, timeout=3600)
+        except subprocess.CalledProcessError as e:
+            raise BenchError(f'callgrind failed (rc {e.returncode}): {e.stderr.strip()[-400:]}')
+        # a failed statement does not end a single-user backend: look for its message
+        failed = re.findall(r'^.*\b(?:ERROR|FATAL|PANIC):.*$', r.stdout + r.stderr, re.M)
+        if failed:
+            raise BenchError(f'single-user backend: {" / ".join(failed[:3])}')
+        with open(out) as f:
+            for line in f:
+                if line.startswith(('summary:', 'totals:')):
+                    return int(line.split()[1])
+        raise BenchError(f'no summary or totals line in {out}')
 
     def sql(self, sql, timeout=3600):
         r = subprocess.run(['psql', '-X', '-qAt', '-v', 'ON_ERROR_STOP=1', '-d', self.conninfo,
@@ -806,6 +922,44 @@ class Bench:
             text.append(f'### {title}\n\nWAL: {wal} bytes\n\n```\n{plan}\n```\n')
         self.profile_text = '\n'.join(text)
 
+    # -- instructions per operation ---------------------------------------
+    def bench_instructions(self):
+        """Instructions per operation, counted by callgrind in a single-user
+        backend: deterministic where the timed ratios are noise on a shared
+        machine.  The cluster is stopped for each count and started again."""
+        log('== instructions per operation (callgrind)')
+        if shutil.which('valgrind') is None:
+            raise BenchError('valgrind is not installed (apt-get install valgrind): '
+                             'no instruction counts')
+        self.c.sqls(*(instr_proc_sql(op, impl) for op, _ in INSTR_OPS
+                      for impl in ('jobq', 'ref')))
+        for op, _ in INSTR_OPS:
+            for impl in ('jobq', 'ref'):
+                self.guard(f'instr {op} {impl}', self._instructions, op, impl)
+
+    def _instructions(self, op, impl):
+        """The difference of two loop counts: start-up, warm-up and shutdown cancel."""
+        small, large = self.m['instr'][op]
+        ir_small = self._callgrind_loop(op, impl, small)
+        ir_large = self._callgrind_loop(op, impl, large)
+        self.record(f'instr/{op}/{impl}', (ir_large - ir_small) / (large - small),
+                    'instructions', small=small, large=large, ir_small=ir_small,
+                    ir_large=ir_large)
+
+    def _callgrind_loop(self, op, impl, n):
+        """Ir of a single-user backend that calls the loop of op INSTR_WARMUP
+        times, then n times, over INSTR_BACKLOG freshly filled ready jobs."""
+        fill = self.fill_ref_sql if impl == 'ref' else self.fill_jobq_sql
+        self.prep(self.reset_sql('0') + fill(INSTR_BACKLOG), impl)
+        proc = instr_proc(op, impl)
+        # one CALL a line: single-user mode runs a line as one statement
+        script = f'CALL {proc}({INSTR_WARMUP});\nCALL {proc}({n});\n'
+        self.c.stop()
+        try:
+            return self.c.callgrind(script)
+        finally:
+            self.c.start()
+
     # -- machine ------------------------------------------------------------
     def machine(self):
         info = {}
@@ -899,6 +1053,33 @@ def cell(b):
     return fmt(b['best'])
 
 
+def instructions_section(w, R, settings):
+    w('## Instructions per operation (callgrind)\n')
+    w("Instructions that valgrind's callgrind counts in a single-user backend (`postgres "
+      '--single`, the cluster stopped: no other backend, no sweeper, no autovacuum; jobq not '
+      'preloaded, so a producer sends its own NOTIFY) running a PL/pgSQL procedure that loops '
+      'over the statements of the pgbench scripts, with their commits (plans cached as with '
+      f'`-M prepared`), over {INSTR_BACKLOG:,} freshly filled, vacuumed and checkpointed ready '
+      f'jobs, retention 0, the settings above (`fsync = {settings.get("fsync", "?")}`, '
+      f'`synchronous_commit = {settings.get("synchronous_commit", "?")}`). Each figure is the '
+      'difference between a run of the large and one of the small loop count, divided by the '
+      'difference of the counts, so start-up, warm-up and shutdown cancel out. User-space '
+      'instructions only: the kernel (WAL fsync, I/O) and waits are not counted, and an '
+      'instruction is not a unit of time; but the counts repeat from run to run (to within a '
+      'few percent at the small loop counts of --smoke), where the timed ratios above can '
+      'swing by tens of percent on a shared machine. One run each.\n')
+    w('| operation (one iteration) | iterations | jobq | reference | jobq / reference '
+      '(instructions) | reference / jobq (as a throughput ratio) |')
+    w('|---|---|---:|---:|---:|---:|')
+    for op, label in INSTR_OPS:
+        j, r = best(R, f'instr/{op}/jobq', False), best(R, f'instr/{op}/ref', False)
+        its = f"{j['extra']['small']} → {j['extra']['large']}" if j else ''
+        ratio = f"{j['best'] / r['best']:.2f}×" if j and r else 'n/a'
+        inverse = f"{r['best'] / j['best']:.2f}×" if j and r else 'n/a'
+        w(f'| {label} | {its} | {cell(j)} | {cell(r)} | {ratio} | {inverse} |')
+    w('')
+
+
 def write_report(bench, args, machine, settings, path, started, elapsed):
     R = bench.results
     L = []
@@ -981,6 +1162,8 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
     for row in rows:
         w('| ' + ' | '.join(row) + ' |')
     w('')
+
+    instructions_section(w, R, settings)
 
     # scale
     w('## Scale: drain rate against the backlog\n')
@@ -1204,7 +1387,7 @@ def main():
     p.add_argument('--reps', type=int, default=0, help='runs per figure (default 3)')
     p.add_argument('--soak-seconds', type=int, default=None)
     p.add_argument('--port', type=int, default=5496)
-    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,horizon,scale,soak,worker,profile')
+    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,horizon,scale,soak,worker,profile,instr')
     p.add_argument('--output', default=None, help='report path (default bench/RESULTS.md)')
     p.add_argument('--keep', action='store_true', help='keep the cluster directory')
     p.add_argument('--report-only', metavar='JSON', default=None,
@@ -1264,7 +1447,9 @@ def main():
                  ('horizon', bench.bench_horizon),
                  ('scale', bench.bench_scale),
                  ('soak', bench.bench_soak), ('worker', bench.bench_worker),
-                 ('profile', bench.profile)]
+                 ('profile', bench.profile),
+                 # last: it stops and restarts the cluster
+                 ('instr', bench.bench_instructions)]
         for name, fn in steps:
             if only is None or name in only:
                 ts = time.monotonic()
