@@ -53,10 +53,16 @@ static SPIPlanPtr release_plan = NULL;
 /*
  * The move of a completed job (CTE d) into history, for the jobs of the
  * queues that keep completed history ($5, from jobq_history_queues).
- * RESULT is the result expression.  When no queue keeps history, completes
- * use a plain DELETE instead, which saves about a third of a batch
- * complete's time (no CTE of whole rows, no history plan; the statements
- * of bench/findings.md, fourth round).
+ * RESULT is the result expression.
+ *
+ * A complete whose job's queue keeps no history is a plain DELETE, which
+ * costs a third less than the statement that also writes history (no CTE
+ * of whole rows, no INSERT plan to start; bench/findings.md, fourth
+ * round).  The plain one leaves the jobs of queues that keep history
+ * ($3 <> ALL) to the other.  Which to try first, when some queue keeps
+ * history, each backend learns from its last complete (history_first): a
+ * worker mostly completes jobs of the same queues, so the first statement
+ * usually does all the work.  Either order gives the same result.
  */
 #define COMPLETE_INTO_HISTORY(RESULT) \
 	"INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS \
@@ -64,17 +70,19 @@ static SPIPlanPtr release_plan = NULL;
 	"   d.token, d.worker, d.enqueued_at, d.claimed_at, $3, d.dedupe_key, d.errors, " RESULT ", d.payload" \
 	" FROM d WHERE d.queue = ANY ($5)"
 
+static bool history_first = false;
+
 /*
- * history_queues_arg
- *	  $5 of the completes that keep history: the queues that do, or NULL
- *	  when none does (then the plain DELETE is enough).
+ * queues_keeping_history
+ *	  The queues that keep completed history, and their number.
  */
 static ArrayType *
-history_queues_arg(void)
+queues_keeping_history(int *n)
 {
 	ArrayType  *queues = jobq_history_queues();
 
-	return ArrayGetNItems(ARR_NDIM(queues), ARR_DIMS(queues)) > 0 ? queues : NULL;
+	*n = ArrayGetNItems(ARR_NDIM(queues), ARR_DIMS(queues));
+	return queues;
 }
 
 /*
@@ -151,11 +159,69 @@ already_completed(Datum id, Datum token)
 }
 
 /*
+ * complete_one_plain
+ *	  Delete the job if its token matches and its queue keeps no history.
+ *	  values as in jobq_complete.
+ */
+static bool
+complete_one_plain(Datum *values)
+{
+	Datum		args[3] = {values[0], values[1], values[4]};
+	int			rc;
+
+	if (complete_plain_plan == NULL)
+	{
+		Oid			types[] = {INT8OID, UUIDOID, TEXTARRAYOID};
+
+		complete_plain_plan = jobq_prepare(
+										   "DELETE FROM jobq.jobs"
+										   " WHERE id = $1 AND token = $2 AND queue <> ALL ($3)",
+										   3, types);
+	}
+	rc = SPI_execute_plan(complete_plain_plan, args, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_DELETE, "complete");
+	return SPI_processed > 0;
+}
+
+/*
+ * complete_one_history
+ *	  Delete the job if its token matches, writing its history row when its
+ *	  queue keeps history (then *kept).
+ */
+static bool
+complete_one_history(Datum *values, char *nulls, bool *kept)
+{
+	bool		isnull;
+	bool		done;
+	int			rc;
+
+	if (complete_plan == NULL)
+	{
+		Oid			types[] = {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID, TEXTARRAYOID};
+
+		complete_plan = jobq_prepare(
+									 "WITH d AS ("
+									 "  DELETE FROM jobq.jobs"
+									 "  WHERE id = $1 AND token = $2"
+									 "  RETURNING *),"
+									 " h AS (" COMPLETE_INTO_HISTORY("$4") ")"
+									 " SELECT count(*), COALESCE(bool_or(d.queue = ANY ($5)), false) FROM d",
+									 5, types);
+	}
+	rc = SPI_execute_plan(complete_plan, values, nulls, false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "complete");
+	done = jobq_spi_getint64(0, 1, &isnull) > 0;
+	*kept = jobq_spi_getbool(0, 2, &isnull);
+	return done;
+}
+
+/*
  * jobq_complete(id, token, result) -> boolean
  *	  Finish a running job.  true: completed now, or already completed with
  *	  this token.  false: the token is stale or the job unknown; nothing
  *	  changed.  One statement deletes the job from jobq.jobs, and writes
- *	  it to history when its queue keeps completed history.
+ *	  it to history when its queue keeps completed history (see
+ *	  COMPLETE_INTO_HISTORY for which statement runs).
  */
 Datum
 jobq_complete(PG_FUNCTION_ARGS)
@@ -163,12 +229,12 @@ jobq_complete(PG_FUNCTION_ARGS)
 	Datum		values[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	ArrayType  *history;
-	bool		isnull;
+	int			nhistory;
+	bool		kept = false;
 	bool		done;
-	int			rc;
 
 	require_id_token(fcinfo);
-	/* parameters: $1 id, $2 token, $3 finished_at, $4 result, $5 history queues */
+	/* $1 id, $2 token, $3 finished_at, $4 result, $5 the queues keeping history */
 	values[0] = PG_GETARG_DATUM(0);
 	values[1] = PG_GETARG_DATUM(1);
 	values[2] = TimestampTzGetDatum(jobq_now());
@@ -184,40 +250,24 @@ jobq_complete(PG_FUNCTION_ARGS)
 	}
 
 	jobq_spi_connect();
-	history = history_queues_arg();
-	if (history == NULL)
+	history = queues_keeping_history(&nhistory);
+	values[4] = PointerGetDatum(history);
+	if (nhistory == 0 || !history_first)
 	{
-		if (complete_plain_plan == NULL)
+		done = complete_one_plain(values);
+		if (!done && nhistory > 0)
 		{
-			Oid			types[] = {INT8OID, UUIDOID};
-
-			complete_plain_plan = jobq_prepare(
-											   "DELETE FROM jobq.jobs WHERE id = $1 AND token = $2",
-											   2, types);
+			done = complete_one_history(values, nulls, &kept);
+			if (kept)
+				history_first = true;
 		}
-		rc = SPI_execute_plan(complete_plain_plan, values, nulls, false, 0);
-		jobq_spi_check(rc, SPI_OK_DELETE, "complete");
-		done = SPI_processed > 0;
 	}
 	else
 	{
-		if (complete_plan == NULL)
-		{
-			Oid			types[] = {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID, TEXTARRAYOID};
-
-			complete_plan = jobq_prepare(
-										 "WITH d AS ("
-										 "  DELETE FROM jobq.jobs"
-										 "  WHERE id = $1 AND token = $2"
-										 "  RETURNING *),"
-										 " h AS (" COMPLETE_INTO_HISTORY("$4") ")"
-										 " SELECT count(*) FROM d",
-										 5, types);
-		}
-		values[4] = PointerGetDatum(history);
-		rc = SPI_execute_plan(complete_plan, values, nulls, false, 0);
-		jobq_spi_check(rc, SPI_OK_SELECT, "complete");
-		done = jobq_spi_getint64(0, 1, &isnull) > 0;
+		/* the statement with history takes the jobs of every queue */
+		done = complete_one_history(values, nulls, &kept);
+		if (done && !kept)
+			history_first = false;
 	}
 	if (!done)
 	{
@@ -227,6 +277,98 @@ jobq_complete(PG_FUNCTION_ARGS)
 	}
 	jobq_spi_finish();
 	PG_RETURN_BOOL(done);
+}
+
+/*
+ * mark_accepted
+ *	  Mark the ids the last statement returned (column 1) in accepted[];
+ *	  returns how many it returned.  With a second column (whether the job
+ *	  went to history), *kept counts the true ones.
+ */
+static int
+mark_accepted(bool *accepted, Datum *id_items, int n, int *kept)
+{
+	SPITupleTable *tt = SPI_tuptable;
+	bool		isnull;
+
+	if (kept != NULL)
+		*kept = 0;
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		int64		id = DatumGetInt64(SPI_getbinval(tt->vals[r], tt->tupdesc, 1, &isnull));
+
+		for (int i = 0; i < n; i++)
+			if (!accepted[i] && DatumGetInt64(id_items[i]) == id)
+			{
+				accepted[i] = true;
+				break;
+			}
+		if (kept != NULL &&
+			DatumGetBool(SPI_getbinval(tt->vals[r], tt->tupdesc, 2, &isnull)))
+			(*kept)++;
+	}
+	return (int) SPI_processed;
+}
+
+/*
+ * complete_many_plain
+ *	  Delete the jobs whose tokens match and whose queues keep no history;
+ *	  returns how many.  values as in jobq_complete_batch.
+ */
+static int
+complete_many_plain(Datum *values, bool *accepted, Datum *id_items, int n)
+{
+	Datum		args[3] = {values[0], values[1], values[4]};
+	int			rc;
+
+	if (complete_many_plain_plan == NULL)
+	{
+		Oid			types[] = {INT8ARRAYOID, UUIDARRAYOID, TEXTARRAYOID};
+
+		complete_many_plain_plan = jobq_prepare(
+												"DELETE FROM jobq.jobs j"
+												" USING unnest($1, $2) AS i(id, token)"
+												" WHERE j.id = ANY ($1) AND j.id = i.id AND j.token = i.token"
+												"   AND j.queue <> ALL ($3)"
+												" RETURNING j.id",
+												3, types);
+	}
+	rc = SPI_execute_plan(complete_many_plain_plan, args, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_DELETE_RETURNING, "complete batch");
+	return mark_accepted(accepted, id_items, n, NULL);
+}
+
+/*
+ * complete_many_history
+ *	  Delete the jobs whose tokens match, writing history rows for those
+ *	  whose queues keep it; returns how many went to history.
+ */
+static int
+complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_items, int n)
+{
+	int			kept;
+	int			rc;
+
+	if (complete_many_plan == NULL)
+	{
+		Oid			types[] = {INT8ARRAYOID, UUIDARRAYOID, TIMESTAMPTZOID, JSONBARRAYOID,
+		TEXTARRAYOID};
+
+		complete_many_plan = jobq_prepare(
+										  "WITH i AS ("
+										  "  SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)),"
+										  " d AS ("
+										  "  DELETE FROM jobq.jobs j USING i"
+										  "  WHERE j.id = ANY ($1) AND j.id = i.id AND j.token = i.token"
+										  "  RETURNING j.*, i.result AS new_result),"
+										  " h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")"
+										  " SELECT id, queue = ANY ($5) FROM d",
+										  5, types);
+	}
+	rc = SPI_execute_plan(complete_many_plan, values, nulls, false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "complete batch");
+	mark_accepted(accepted, id_items, n, &kept);
+	return kept;
 }
 
 /*
@@ -251,11 +393,10 @@ jobq_complete_batch(PG_FUNCTION_ARGS)
 	Datum		values[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	ArrayType  *history;
+	int			nhistory;
 	TupleDesc	desc;
 	Tuplestorestate *store;
 	bool	   *accepted;
-	bool		isnull = false;
-	int			rc;
 
 	jobq_require(fcinfo, 0, "ids");
 	jobq_require(fcinfo, 1, "tokens");
@@ -313,64 +454,30 @@ jobq_complete_batch(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
-	history = history_queues_arg();
-	if (history == NULL)
+	history = queues_keeping_history(&nhistory);
+	values[4] = PointerGetDatum(history);
+	accepted = palloc0(sizeof(bool) * n);
+	if (nhistory == 0 || !history_first)
 	{
-		if (complete_many_plain_plan == NULL)
-		{
-			Oid			types[] = {INT8ARRAYOID, UUIDARRAYOID};
-
-			complete_many_plain_plan = jobq_prepare(
-													"DELETE FROM jobq.jobs j"
-													" USING unnest($1, $2) AS i(id, token)"
-													" WHERE j.id = ANY ($1) AND j.id = i.id AND j.token = i.token"
-													" RETURNING j.id",
-													2, types);
-		}
-		rc = SPI_execute_plan(complete_many_plain_plan, values, nulls, false, 0);
-		jobq_spi_check(rc, SPI_OK_DELETE_RETURNING, "complete batch");
+		if (complete_many_plain(values, accepted, id_items, n) < n && nhistory > 0 &&
+			complete_many_history(values, nulls, accepted, id_items, n) > 0)
+			history_first = true;
 	}
 	else
 	{
-		if (complete_many_plan == NULL)
+		/* the statement with history takes the jobs of every queue */
+		int			found = 0;
+
+		if (complete_many_history(values, nulls, accepted, id_items, n) == 0)
 		{
-			Oid			types[] = {INT8ARRAYOID, UUIDARRAYOID, TIMESTAMPTZOID, JSONBARRAYOID,
-			TEXTARRAYOID};
-
-			complete_many_plan = jobq_prepare(
-											  "WITH i AS ("
-											  "  SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)),"
-											  " d AS ("
-											  "  DELETE FROM jobq.jobs j USING i"
-											  "  WHERE j.id = ANY ($1) AND j.id = i.id AND j.token = i.token"
-											  "  RETURNING j.*, i.result AS new_result),"
-											  " h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")"
-											  " SELECT id FROM d",
-											  5, types);
-		}
-		values[4] = PointerGetDatum(history);
-		rc = SPI_execute_plan(complete_many_plan, values, nulls, false, 0);
-		jobq_spi_check(rc, SPI_OK_SELECT, "complete batch");
-	}
-
-	/* Mark what the statement took; the rest are repeats or stale. */
-	accepted = palloc0(sizeof(bool) * n);
-	{
-		uint64		done = SPI_processed;
-		SPITupleTable *tt = SPI_tuptable;
-
-		for (uint64 r = 0; r < done; r++)
-		{
-			int64		id = DatumGetInt64(SPI_getbinval(tt->vals[r], tt->tupdesc, 1, &isnull));
-
 			for (int i = 0; i < n; i++)
-				if (!accepted[i] && DatumGetInt64(id_items[i]) == id)
-				{
-					accepted[i] = true;
-					break;
-				}
+				found += accepted[i];
+			if (found > 0)
+				history_first = false;
 		}
 	}
+
+	/* the rest are repeats or stale */
 	for (int i = 0; i < n; i++)
 	{
 		Datum		out;

@@ -182,5 +182,37 @@ SELECT payload, attempt FROM jobq_claim('ack');
 
 SELECT ready, delayed, running, dead, completed, stale_acks FROM jobq_stats('ack');
 
+-- history is written for the jobs of queues that keep it, whatever the
+-- mix and order of queues (a backend tries first the statement its last
+-- complete needed: both orders are exercised here)
+SELECT jobq_create_queue('ack-keep', completed_retention => '1 day');
+SELECT jobq_create_queue('ack-none', completed_retention => '0');
+SELECT count(*) FROM jobq_enqueue_batch('ack-keep', array_fill('{}'::jsonb, ARRAY[4]));
+SELECT count(*) FROM jobq_enqueue_batch('ack-none', array_fill('{}'::jsonb, ARRAY[4]));
+CREATE TEMP TABLE ack_mix AS
+SELECT id, token, queue FROM jobq_claim(ARRAY['ack-keep', 'ack-none'], max_jobs => 8);
+CREATE FUNCTION pg_temp.ack_one(q text) RETURNS boolean
+LANGUAGE sql AS $$
+    WITH j AS (DELETE FROM ack_mix WHERE id = (SELECT min(id) FROM ack_mix WHERE queue = q)
+               RETURNING id, token)
+    SELECT jobq_complete(j.id, j.token) FROM j
+$$;
+SELECT pg_temp.ack_one('ack-keep');
+SELECT pg_temp.ack_one('ack-none');
+SELECT pg_temp.ack_one('ack-none');
+SELECT pg_temp.ack_one('ack-keep');
+SELECT pg_temp.ack_one('ack-keep');
+-- one batch of both queues, and then one of the other queue only
+WITH b AS (DELETE FROM ack_mix WHERE id IN (SELECT min(id) FROM ack_mix GROUP BY queue)
+           RETURNING id, token)
+SELECT count(*) AS completed FROM jobq_complete_batch(ARRAY(SELECT id FROM b), ARRAY(SELECT token FROM b));
+WITH b AS (DELETE FROM ack_mix WHERE queue = 'ack-none' RETURNING id, token)
+SELECT count(*) AS completed FROM jobq_complete_batch(ARRAY(SELECT id FROM b), ARRAY(SELECT token FROM b));
+SELECT count(*) AS left_unfinished FROM ack_mix;
+-- 4 completed jobs of each queue: history has the 4 of ack-keep only
+SELECT queue, ready, running, completed FROM jobq_stats() WHERE queue LIKE 'ack-%' ORDER BY queue;
+DROP TABLE ack_mix;
+SELECT jobq_drop_queue('ack-keep', force => true), jobq_drop_queue('ack-none', force => true);
+
 -- clean up: no running job of this test may expire into a later test
 SELECT jobq_drop_queue('ack', force => true);

@@ -120,20 +120,21 @@ q.name AND h.state = 'dead' AND h.finished_at < $1 - q.dead_retention ORDER BY h
 $3 FOR UPDATE SKIP LOCKED) h WHERE $2::text IS NULL OR q.name = $2 LIMIT $3), del AS (DELETE FROM
 jobq.history h WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING 1) SELECT count(*) FROM del;
 -- ack.c, jobq_complete: $1 id, $2 token, $3 finished_at, $4 result, $5 queues
--- that keep history; without history (no such queue): $1 id, $2 token
-PREPARE regress_complete_plain(int8, uuid) AS
-DELETE FROM jobq.jobs WHERE id = $1 AND token = $2;
+-- that keep history; the plain delete: $1 id, $2 token, $3 queues that keep history
+PREPARE regress_complete_plain(int8, uuid, text[]) AS
+DELETE FROM jobq.jobs WHERE id = $1 AND token = $2 AND queue <> ALL ($3);
 PREPARE regress_complete(int8, uuid, timestamptz, jsonb, text[]) AS
 WITH d AS ( DELETE FROM jobq.jobs WHERE id = $1 AND token = $2 RETURNING *), h AS (INSERT INTO
 jobq.history (id, queue, state, priority, run_at, attempt, max_attempts, token, worker, enqueued_at,
 claimed_at, finished_at, dedupe_key, errors, result, payload) SELECT d.id, d.queue, 'completed',
 d.priority, d.run_at, d.attempt, d.max_attempts, d.token, d.worker, d.enqueued_at, d.claimed_at, $3,
-d.dedupe_key, d.errors, $4, d.payload FROM d WHERE d.queue = ANY ($5)) SELECT count(*) FROM d;
+d.dedupe_key, d.errors, $4, d.payload FROM d WHERE d.queue = ANY ($5)) SELECT count(*),
+COALESCE(bool_or(d.queue = ANY ($5)), false) FROM d;
 -- ack.c, jobq_complete_batch: $1 ids, $2 tokens, $3 finished_at, $4 results,
--- $5 queues that keep history; without history: $1 ids, $2 tokens
-PREPARE regress_complete_batch_plain(int8[], uuid[]) AS
+-- $5 queues that keep history; the plain delete: $1 ids, $2 tokens, $3 queues
+PREPARE regress_complete_batch_plain(int8[], uuid[], text[]) AS
 DELETE FROM jobq.jobs j USING unnest($1, $2) AS i(id, token) WHERE j.id = ANY ($1) AND j.id = i.id
-AND j.token = i.token RETURNING j.id;
+AND j.token = i.token AND j.queue <> ALL ($3) RETURNING j.id;
 PREPARE regress_complete_batch(int8[], uuid[], timestamptz, jsonb[], text[]) AS
 WITH i AS ( SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)), d AS ( DELETE FROM jobq.jobs
 j USING i WHERE j.id = ANY ($1) AND j.id = i.id AND j.token = i.token RETURNING j.*, i.result AS
@@ -141,7 +142,7 @@ new_result), h AS (INSERT INTO jobq.history (id, queue, state, priority, run_at,
 max_attempts, token, worker, enqueued_at, claimed_at, finished_at, dedupe_key, errors, result,
 payload) SELECT d.id, d.queue, 'completed', d.priority, d.run_at, d.attempt, d.max_attempts,
 d.token, d.worker, d.enqueued_at, d.claimed_at, $3, d.dedupe_key, d.errors, d.new_result, d.payload
-FROM d WHERE d.queue = ANY ($5)) SELECT id FROM d;
+FROM d WHERE d.queue = ANY ($5)) SELECT id, queue = ANY ($5) FROM d;
 -- ack.c, jobq_extend: $1 id, $2 token, $3 now, $4 lease
 PREPARE regress_extend(int8, uuid, timestamptz, interval) AS
 UPDATE jobq.jobs j SET locked_until = $3 + COALESCE($4, q.lease) FROM jobq.queues q WHERE j.id = $1
@@ -208,9 +209,9 @@ BEGIN
     END LOOP;
     FOREACH p IN ARRAY ARRAY[
         $q$EXECUTE regress_complete(5, gen_random_uuid(), clock_timestamp(), NULL, ARRAY['exp-h'])$q$,
-        $q$EXECUTE regress_complete_plain(5, gen_random_uuid())$q$,
+        $q$EXECUTE regress_complete_plain(5, gen_random_uuid(), ARRAY['exp-h'])$q$,
         $q$EXECUTE regress_complete_batch(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()], clock_timestamp(), NULL, ARRAY['exp-h'])$q$,
-        $q$EXECUTE regress_complete_batch_plain(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()])$q$]
+        $q$EXECUTE regress_complete_batch_plain(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()], ARRAY['exp-h'])$q$]
     LOOP
         statement := p;
         p := regress_plan(p);
