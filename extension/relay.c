@@ -130,29 +130,66 @@ relay_for_database(void)
 }
 
 /*
+ * relay_pending_has
+ *	  Whether queue is in the relay's pending set; the caller holds the
+ *	  relay's lock.
+ */
+static bool
+relay_pending_has(JobqRelay *r, const char *queue)
+{
+	for (int p = 0; p < r->npending; p++)
+		if (strcmp(r->pending[p], queue) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * relay_has_all
+ *	  Whether every noted queue is in the relay's pending set already (or
+ *	  the set overflowed).  Then the relay has been woken for them, and its
+ *	  next round, which takes the set under the exclusive lock, notifies
+ *	  them after this commit: the producer need not take that lock, which
+ *	  at many producers per queue is most commits.
+ */
+static bool
+relay_has_all(JobqRelay *r)
+{
+	if (r->dboid != MyDatabaseId)
+		return false;
+	for (int i = 0; i < nnoted && !r->overflow; i++)
+		if (!relay_pending_has(r, noted[i].queue))
+			return false;
+	return true;
+}
+
+/*
  * relay_hand_over
  *	  At commit: add the noted queues to the relay's pending set and set
- *	  its latch.  The relay may have exited since the notes were taken:
- *	  then the hints are dropped (see the file header).
+ *	  its latch, unless they are all pending already.  The relay may have
+ *	  exited since the notes were taken: then the hints are dropped (see
+ *	  the file header).
  */
 static void
 relay_hand_over(void)
 {
 	JobqRelay  *r = &relays[noted_relay];
 	Latch	   *latch = NULL;
+	bool		pending;
+
+	LWLockAcquire(r->lock, LW_SHARED);
+	pending = relay_has_all(r);
+	LWLockRelease(r->lock);
+	if (pending)
+		return;
 
 	LWLockAcquire(r->lock, LW_EXCLUSIVE);
 	if (r->dboid == MyDatabaseId)
 	{
 		for (int i = 0; i < nnoted; i++)
 		{
-			bool		found = false;
-
 			if (r->overflow)
 				break;			/* every queue is notified anyway */
-			for (int p = 0; p < r->npending && !found; p++)
-				found = strcmp(r->pending[p], noted[i].queue) == 0;
-			if (found)
+			if (relay_pending_has(r, noted[i].queue))
 				continue;
 			if (r->npending < JOBQ_RELAY_PENDING_MAX)
 				strlcpy(r->pending[r->npending++], noted[i].queue, JOBQ_QUEUE_NAME_MAX + 1);
