@@ -219,9 +219,10 @@ complete_one_history(Datum *values, char *nulls, bool *kept)
  * jobq_complete(id, token, result) -> boolean
  *	  Finish a running job.  true: completed now, or already completed with
  *	  this token.  false: the token is stale or the job unknown; nothing
- *	  changed.  One statement deletes the job from jobq.jobs, and writes
- *	  it to history when its queue keeps completed history (see
- *	  COMPLETE_INTO_HISTORY for which statement runs).
+ *	  changed.  A statement deletes the job from jobq.jobs, and writes it
+ *	  to history when its queue keeps completed history (see
+ *	  COMPLETE_INTO_HISTORY for which of two statements runs, and when
+ *	  both do).
  */
 Datum
 jobq_complete(PG_FUNCTION_ARGS)
@@ -281,12 +282,14 @@ jobq_complete(PG_FUNCTION_ARGS)
 
 /*
  * mark_accepted
- *	  Mark the ids the last statement returned (column 1) in accepted[];
- *	  returns how many it returned.  With a second column (whether the job
- *	  went to history), *kept counts the true ones.
+ *	  Mark in accepted[] the (id, token) pairs the last statement returned
+ *	  (columns 1 and 2): matching the token too, so that of a pair given
+ *	  twice with different tokens only the right one is accepted.  Returns
+ *	  how many rows it returned.  With a third column (whether the job went
+ *	  to history), *kept counts the true ones.
  */
 static int
-mark_accepted(bool *accepted, Datum *id_items, int n, int *kept)
+mark_accepted(bool *accepted, Datum *id_items, Datum *token_items, int n, int *kept)
 {
 	SPITupleTable *tt = SPI_tuptable;
 	bool		isnull;
@@ -296,15 +299,17 @@ mark_accepted(bool *accepted, Datum *id_items, int n, int *kept)
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		int64		id = DatumGetInt64(SPI_getbinval(tt->vals[r], tt->tupdesc, 1, &isnull));
+		pg_uuid_t  *token = DatumGetUUIDP(SPI_getbinval(tt->vals[r], tt->tupdesc, 2, &isnull));
 
 		for (int i = 0; i < n; i++)
-			if (!accepted[i] && DatumGetInt64(id_items[i]) == id)
+			if (!accepted[i] && DatumGetInt64(id_items[i]) == id &&
+				memcmp(DatumGetUUIDP(token_items[i])->data, token->data, UUID_LEN) == 0)
 			{
 				accepted[i] = true;
 				break;
 			}
 		if (kept != NULL &&
-			DatumGetBool(SPI_getbinval(tt->vals[r], tt->tupdesc, 2, &isnull)))
+			DatumGetBool(SPI_getbinval(tt->vals[r], tt->tupdesc, 3, &isnull)))
 			(*kept)++;
 	}
 	return (int) SPI_processed;
@@ -320,10 +325,10 @@ mark_accepted(bool *accepted, Datum *id_items, int n, int *kept)
  *	  extra "j.id = ANY ($1)" scan looked equivalent, but with the queue
  *	  filter the generic plan then expected one row from it and ran
  *	  unnest again for every job found: 100 x 100 comparisons per batch,
- *	  2.8 times the instructions of the whole claim-and-complete cycle.
+ *	  2.9 times the instructions of the whole claim-and-complete cycle.
  */
 static int
-complete_many_plain(Datum *values, bool *accepted, Datum *id_items, int n)
+complete_many_plain(Datum *values, bool *accepted, Datum *id_items, Datum *token_items, int n)
 {
 	Datum		args[3] = {values[0], values[1], values[4]};
 	int			rc;
@@ -336,12 +341,12 @@ complete_many_plain(Datum *values, bool *accepted, Datum *id_items, int n)
 												"DELETE FROM jobq.jobs j"
 												" USING unnest($1, $2) AS i(id, token)"
 												" WHERE j.id = i.id AND j.token = i.token AND j.queue <> ALL ($3)"
-												" RETURNING j.id",
+												" RETURNING j.id, j.token",
 												3, types);
 	}
 	rc = SPI_execute_plan(complete_many_plain_plan, args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_DELETE_RETURNING, "complete batch");
-	return mark_accepted(accepted, id_items, n, NULL);
+	return mark_accepted(accepted, id_items, token_items, n, NULL);
 }
 
 /*
@@ -350,7 +355,8 @@ complete_many_plain(Datum *values, bool *accepted, Datum *id_items, int n)
  *	  whose queues keep it; returns how many went to history.
  */
 static int
-complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_items, int n)
+complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_items,
+					  Datum *token_items, int n)
 {
 	int			kept;
 	int			rc;
@@ -368,19 +374,19 @@ complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_item
 										  "  WHERE j.id = i.id AND j.token = i.token"
 										  "  RETURNING j.*, i.result AS new_result),"
 										  " h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")"
-										  " SELECT id, queue = ANY ($5) FROM d",
+										  " SELECT id, token, queue = ANY ($5) FROM d",
 										  5, types);
 	}
 	rc = SPI_execute_plan(complete_many_plan, values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "complete batch");
-	mark_accepted(accepted, id_items, n, &kept);
+	mark_accepted(accepted, id_items, token_items, n, &kept);
 	return kept;
 }
 
 /*
  * jobq_complete_batch(ids bigint[], tokens uuid[], results jsonb[])
  *	  -> setof bigint
- *	  Complete many jobs in one statement; returns the ids accepted (newly
+ *	  Complete many jobs in one or two statements; returns the ids accepted (newly
  *	  completed, or already completed with the same token).  The arrays
  *	  pair up by position; results may be NULL (no results).
  */
@@ -465,8 +471,8 @@ jobq_complete_batch(PG_FUNCTION_ARGS)
 	accepted = palloc0(sizeof(bool) * n);
 	if (nhistory == 0 || !history_first)
 	{
-		if (complete_many_plain(values, accepted, id_items, n) < n && nhistory > 0 &&
-			complete_many_history(values, nulls, accepted, id_items, n) > 0)
+		if (complete_many_plain(values, accepted, id_items, token_items, n) < n && nhistory > 0 &&
+			complete_many_history(values, nulls, accepted, id_items, token_items, n) > 0)
 			history_first = true;
 	}
 	else
@@ -474,7 +480,7 @@ jobq_complete_batch(PG_FUNCTION_ARGS)
 		/* the statement with history takes the jobs of every queue */
 		int			found = 0;
 
-		if (complete_many_history(values, nulls, accepted, id_items, n) == 0)
+		if (complete_many_history(values, nulls, accepted, id_items, token_items, n) == 0)
 		{
 			for (int i = 0; i < n; i++)
 				found += accepted[i];

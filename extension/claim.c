@@ -235,30 +235,32 @@ next_due_ms(Datum queues)
 /*
  * Claim tokens come from a backend-local pool of random version-4 UUIDs,
  * refilled by one pg_strong_random call: a claim costs no random call per
- * job, and one that claims little (a poll of an empty queue with a large
- * max_jobs) takes only what it used from the pool, so it does not draw
- * max_jobs fresh UUIDs each time.  A token handed to a statement counts as
- * used only when the claim returned it (claim_tokens_used); one the
- * statement did not store, or stored in a row its failed transaction
- * rolled back, was never seen by anyone and may be handed out again.
+ * job.  A claim reserves max_jobs tokens before its statement runs and
+ * gives back those after the last position it returned, so a claim that
+ * takes little (a poll of an empty queue with a large max_jobs) draws only
+ * what it used.  Tokens it gives back were never stored; tokens stored in
+ * rows that a failed (sub)transaction rolled back were never seen, and are
+ * simply not given back.  A claim that runs inside another (a trigger on
+ * jobq.jobs calling jobq_claim) reserves after the outer one, which then
+ * gives nothing back: every job's token is its own.
  */
-#define TOKEN_POOL_SIZE		JOBQ_CLAIM_BATCH_MAX
+#define TOKEN_POOL_SIZE		(2 * JOBQ_CLAIM_BATCH_MAX)
 
 static pg_uuid_t token_pool[TOKEN_POOL_SIZE];
-static int	token_pool_next = TOKEN_POOL_SIZE;	/* first unused; SIZE: empty */
+static int	token_pool_next = TOKEN_POOL_SIZE;	/* first unreserved; SIZE: empty */
 
 /*
  * claim_tokens
- *	  A uuid[] of n unused tokens from the pool, refilled first when fewer
- *	  than n are left.
+ *	  Reserve n tokens from the pool, refilled first when fewer are left,
+ *	  and return them as a uuid[]; *end is where the reservation ends.
  */
 static ArrayType *
-claim_tokens(int n)
+claim_tokens(int n, int *end)
 {
 	ArrayType  *array;
 	Size		nbytes = sizeof(pg_uuid_t) * n;
 
-	Assert(n >= 1 && n <= TOKEN_POOL_SIZE);
+	Assert(n >= 1 && n <= JOBQ_CLAIM_BATCH_MAX);
 	if (TOKEN_POOL_SIZE - token_pool_next < n)
 	{
 		if (!pg_strong_random(token_pool, sizeof(token_pool)))
@@ -283,21 +285,23 @@ claim_tokens(int n)
 	ARR_DIMS(array)[0] = n;
 	ARR_LBOUND(array)[0] = 1;
 	memcpy(ARR_DATA_PTR(array), &token_pool[token_pool_next], nbytes);
+	token_pool_next += n;
+	*end = token_pool_next;
 	return array;
 }
 
 /*
- * claim_tokens_used
- *	  The claim returned jobs up to position last of the claim order: the
- *	  tokens handed out for positions 1 .. last are spent.
+ * claim_tokens_return
+ *	  The claim whose reservation ended at end used its first last tokens
+ *	  (0: none) of n: give the rest back, unless a claim reserved since.
  */
 static void
-claim_tokens_used(int64 last)
+claim_tokens_return(int end, int n, int64 last)
 {
-	if (last < 1 || token_pool_next + last > TOKEN_POOL_SIZE)
-		elog(ERROR, "jobq: claim returned position " INT64_FORMAT " of %d tokens",
-			 last, TOKEN_POOL_SIZE - token_pool_next);
-	token_pool_next += (int) last;
+	if (last < 0 || last > n)
+		elog(ERROR, "jobq: claim returned position " INT64_FORMAT " of %d tokens", last, n);
+	if (token_pool_next == end)
+		token_pool_next -= n - (int) last;
 }
 
 /* A claimed row and its position in claim order, for sorting */
@@ -377,6 +381,7 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	TimestampTz deadline = 0;
 	volatile bool registered = false;
 	volatile uint64 claimed = 0;
+	int			tokens_end;
 
 	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
 	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_BATCH_MAX);
@@ -408,7 +413,7 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	if (worker == NULL)
 		nulls[4] = 'n';
 	/* NB: a claim that finds nothing uses none, so a waiting claim keeps them */
-	values[5] = PointerGetDatum(claim_tokens(PG_GETARG_INT32(ARG_MAX_JOBS)));
+	values[5] = PointerGetDatum(claim_tokens(PG_GETARG_INT32(ARG_MAX_JOBS), &tokens_end));
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
@@ -444,8 +449,8 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	}
 	PG_END_TRY();
 
-	if (claimed > 0)
-		claim_tokens_used(put_claimed_rows(store, desc));
+	claim_tokens_return(tokens_end, PG_GETARG_INT32(ARG_MAX_JOBS),
+						claimed > 0 ? put_claimed_rows(store, desc) : 0);
 	jobq_spi_finish();
 	return (Datum) 0;
 }

@@ -187,30 +187,43 @@ SELECT ready, delayed, running, dead, completed, stale_acks FROM jobq_stats('ack
 -- complete needed: both orders are exercised here)
 SELECT jobq_create_queue('ack-keep', completed_retention => '1 day');
 SELECT jobq_create_queue('ack-none', completed_retention => '0');
-SELECT count(*) FROM jobq_enqueue_batch('ack-keep', array_fill('{}'::jsonb, ARRAY[4]));
-SELECT count(*) FROM jobq_enqueue_batch('ack-none', array_fill('{}'::jsonb, ARRAY[4]));
+SELECT count(*) FROM jobq_enqueue_batch('ack-keep', array_fill('{}'::jsonb, ARRAY[6]));
+SELECT count(*) FROM jobq_enqueue_batch('ack-none', array_fill('{}'::jsonb, ARRAY[5]));
 CREATE TEMP TABLE ack_mix AS
-SELECT id, token, queue FROM jobq_claim(ARRAY['ack-keep', 'ack-none'], max_jobs => 8);
+SELECT id, token, queue FROM jobq_claim(ARRAY['ack-keep', 'ack-none'], max_jobs => 11);
 CREATE FUNCTION pg_temp.ack_one(q text) RETURNS boolean
 LANGUAGE sql AS $$
     WITH j AS (DELETE FROM ack_mix WHERE id = (SELECT min(id) FROM ack_mix WHERE queue = q)
                RETURNING id, token)
     SELECT jobq_complete(j.id, j.token) FROM j
 $$;
+CREATE FUNCTION pg_temp.ack_batch(qs text[]) RETURNS bigint
+LANGUAGE sql AS $$
+    WITH b AS (DELETE FROM ack_mix WHERE id IN (SELECT min(id) FROM ack_mix
+                                                WHERE queue = ANY (qs) GROUP BY queue)
+               RETURNING id, token)
+    SELECT count(*) FROM jobq_complete_batch(ARRAY(SELECT id FROM b), ARRAY(SELECT token FROM b))
+$$;
 SELECT pg_temp.ack_one('ack-keep');
 SELECT pg_temp.ack_one('ack-none');
 SELECT pg_temp.ack_one('ack-none');
 SELECT pg_temp.ack_one('ack-keep');
 SELECT pg_temp.ack_one('ack-keep');
--- one batch of both queues, and then one of the other queue only
-WITH b AS (DELETE FROM ack_mix WHERE id IN (SELECT min(id) FROM ack_mix GROUP BY queue)
-           RETURNING id, token)
-SELECT count(*) AS completed FROM jobq_complete_batch(ARRAY(SELECT id FROM b), ARRAY(SELECT token FROM b));
-WITH b AS (DELETE FROM ack_mix WHERE queue = 'ack-none' RETURNING id, token)
-SELECT count(*) AS completed FROM jobq_complete_batch(ARRAY(SELECT id FROM b), ARRAY(SELECT token FROM b));
-SELECT count(*) AS left_unfinished FROM ack_mix;
--- 4 completed jobs of each queue: history has the 4 of ack-keep only
+-- batches: of both queues, of the one without history only, of both again
+SELECT pg_temp.ack_batch(ARRAY['ack-keep', 'ack-none']) AS completed;
+SELECT pg_temp.ack_batch(ARRAY['ack-none']) AS completed;
+SELECT pg_temp.ack_batch(ARRAY['ack-keep', 'ack-none']) AS completed;
+-- 5 completed jobs of each queue: history has the 5 of ack-keep only
 SELECT queue, ready, running, completed FROM jobq_stats() WHERE queue LIKE 'ack-%' ORDER BY queue;
+-- one job given twice in a batch, first with a wrong token: the right pair
+-- is accepted, the wrong one counted stale (not taken for the right one)
+SELECT id AS dj, token AS dt FROM ack_mix \gset
+SELECT count(*) AS accepted, min(id) = :dj AS the_job
+FROM jobq_complete_batch(ARRAY[:dj, :dj]::bigint[], ARRAY[gen_random_uuid(), :'dt'::uuid]) AS a(id);
+SELECT id = :dj AS same_job, state FROM jobq_job(:dj);
+SELECT stale_acks FROM jobq_stats('ack-keep');
+DELETE FROM ack_mix WHERE id = :dj;
+SELECT count(*) AS left_unfinished FROM ack_mix;
 DROP TABLE ack_mix;
 SELECT jobq_drop_queue('ack-keep', force => true), jobq_drop_queue('ack-none', force => true);
 

@@ -134,7 +134,7 @@ COALESCE(bool_or(d.queue = ANY ($5)), false) FROM d;
 -- $5 queues that keep history; the plain delete: $1 ids, $2 tokens, $3 queues
 PREPARE regress_complete_batch_plain(int8[], uuid[], text[]) AS
 DELETE FROM jobq.jobs j USING unnest($1, $2) AS i(id, token) WHERE j.id = i.id AND j.token = i.token
-AND j.queue <> ALL ($3) RETURNING j.id;
+AND j.queue <> ALL ($3) RETURNING j.id, j.token;
 PREPARE regress_complete_batch(int8[], uuid[], timestamptz, jsonb[], text[]) AS
 WITH i AS ( SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)), d AS ( DELETE FROM jobq.jobs
 j USING i WHERE j.id = i.id AND j.token = i.token RETURNING j.*, i.result AS new_result), h AS
@@ -142,7 +142,7 @@ j USING i WHERE j.id = i.id AND j.token = i.token RETURNING j.*, i.result AS new
 enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payload) SELECT d.id, d.queue,
 'completed', d.priority, d.run_at, d.attempt, d.max_attempts, d.token, d.worker, d.enqueued_at,
 d.claimed_at, $3, d.dedupe_key, d.errors, d.new_result, d.payload FROM d WHERE d.queue = ANY ($5))
-SELECT id, queue = ANY ($5) FROM d;
+SELECT id, token, queue = ANY ($5) FROM d;
 -- ack.c, jobq_extend: $1 id, $2 token, $3 now, $4 lease
 PREPARE regress_extend(int8, uuid, timestamptz, interval) AS
 UPDATE jobq.jobs j SET locked_until = $3 + COALESCE($4, q.lease) FROM jobq.queues q WHERE j.id = $1
