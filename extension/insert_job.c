@@ -8,8 +8,9 @@
  * pinned search_path), an executor start-up for a ModifyTable over a Result
  * with a projection of every column, the preparation of the partial
  * indexes' predicates, and the SPI context itself: more than the heap and
- * index insertions, and the reason enqueue ran at 0.86-0.93x of a plain
- * INSERT sent by the client (bench/findings.md, fourth round).
+ * index insertions.  An enqueue took 161,000 instructions against a plain
+ * prepared INSERT's 103,000, and 105,000 written here (bench/findings.md,
+ * fourth round).
  *
  * jobq_insert_job forms the tuple, inserts it with heap_insert and adds
  * its index entries with index_insert, as CatalogTupleInsert does for the

@@ -49,9 +49,9 @@
  *
  * Completes also ask which queues keep completed history
  * (jobq_history_queues): a complete knows its jobs' ids, not their queues,
- * and when no queue keeps history it can delete without preparing history
- * rows.  That list is cached the same way, as a whole, and forgotten with
- * the entries.
+ * and deletes the jobs of the other queues with a plain DELETE that does
+ * not prepare history rows (ack.c).  That list is cached the same way, as a
+ * whole, and forgotten with the entries.
  *
  * Copyright (c) 2026, the jobq developers
  *

@@ -12,7 +12,8 @@
  * transaction then commit one at a time, and group commit no longer
  * helps (bench/RESULTS.md: a quarter of the throughput at 16 clients).
  * A producer served by a relay only notes the queue; its commit callback
- * hands the name to the relay and sets the relay's latch.  The relay
+ * hands the name to the relay and sets the relay's latch, or does nothing
+ * when the name is pending at the relay already.  The relay
  * sends the notifications of everything handed to it since its last
  * round in one short transaction of its own, with synchronous_commit off
  * (a notification is a hint, nothing to make durable): many commits of a
@@ -146,8 +147,9 @@ relay_pending_has(JobqRelay *r, const char *queue)
 /*
  * relay_has_all
  *	  Whether every noted queue is in the relay's pending set already (or
- *	  the set overflowed).  Then the relay has been woken for them, and its
- *	  next round, which takes the set under the exclusive lock, notifies
+ *	  the set overflowed).  Then the relay will be woken for them (whoever
+ *	  added a name sets its latch after releasing the lock), and its next
+ *	  round, which takes the set under the exclusive lock, notifies
  *	  them after this commit: the producer need not take that lock, which
  *	  at many producers per queue is most commits.
  */
