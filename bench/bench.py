@@ -484,6 +484,10 @@ class Bench:
                                    key=f'drain/pop/c{c}/b{b}/ret0', script='jobq_pop_100.sql')
                         self.guard(f'drain ref pop c={c} b={b}', self._drain, 'ref', c, b, '0',
                                    key=f'drain/refpop/c{c}/b{b}', script='ref_pop_100.sql')
+                        # and with completed history kept: a history row per popped job
+                        self.guard(f'drain pop c={c} b={b} ret=1 day', self._drain, 'jobq', c,
+                                   b, '1 day', key=f'drain/pop/c{c}/b{b}/ret1',
+                                   script='jobq_pop_100.sql')
 
     def _drain(self, impl, c, b, ret, backlog=None, history=0, key=None, script=None):
         n = self.m['drain_single'] if b == 1 else self.m['drain_batch']
@@ -1152,6 +1156,10 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
                     cmp(f'drain {what}, {c} workers — jobq_pop against the same delete-on-take '
                         'written by hand (`ref_pop_100.sql`; info)',
                         f'drain/pop/c{c}/b{b}/ret0', f'drain/refpop/c{c}/b{b}')
+                if b == 100 and ret == 1:
+                    cmp(f'drain {what}, {c} workers, {hist} — jobq_pop (pgbench), '
+                        '**at-most-once, opt-in**, a completed history row per popped job',
+                        f'drain/pop/c{c}/b{b}/ret1', f'drain/ref/c{c}/b{b}', tgt)
     for c in bench.m['worker_conc']:
         rc = max(x for x in bench.m['drain_clients'] if x <= c) if min(bench.m['drain_clients']) <= c \
             else bench.m['drain_clients'][0]
