@@ -73,6 +73,30 @@ static SPIPlanPtr release_plan = NULL;
 static bool history_first = false;
 
 /*
+ * plain_first
+ *	  Whether a complete starts with the plain DELETE.
+ */
+static inline bool
+plain_first(int nhistory)
+{
+	return nhistory == 0 || !history_first;
+}
+
+/*
+ * learn_history_use
+ *	  After the statement with history ran: if it wrote history, try it
+ *	  first next time; if it completed jobs without any, the plain one.
+ */
+static void
+learn_history_use(bool completed, bool kept)
+{
+	if (kept)
+		history_first = true;
+	else if (completed)
+		history_first = false;
+}
+
+/*
  * queues_keeping_history
  *	  The queues that keep completed history, and their number.
  */
@@ -231,7 +255,7 @@ jobq_complete(PG_FUNCTION_ARGS)
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	ArrayType  *history;
 	int			nhistory;
-	bool		kept = false;
+	bool		kept;
 	bool		done;
 
 	require_id_token(fcinfo);
@@ -253,22 +277,12 @@ jobq_complete(PG_FUNCTION_ARGS)
 	jobq_spi_connect();
 	history = queues_keeping_history(&nhistory);
 	values[4] = PointerGetDatum(history);
-	if (nhistory == 0 || !history_first)
+	/* the statement with history takes what the plain one did not */
+	done = plain_first(nhistory) && complete_one_plain(values);
+	if (!done && nhistory > 0)
 	{
-		done = complete_one_plain(values);
-		if (!done && nhistory > 0)
-		{
-			done = complete_one_history(values, nulls, &kept);
-			if (kept)
-				history_first = true;
-		}
-	}
-	else
-	{
-		/* the statement with history takes the jobs of every queue */
 		done = complete_one_history(values, nulls, &kept);
-		if (done && !kept)
-			history_first = false;
+		learn_history_use(done, kept);
 	}
 	if (!done)
 	{
@@ -352,13 +366,13 @@ complete_many_plain(Datum *values, bool *accepted, Datum *id_items, Datum *token
 /*
  * complete_many_history
  *	  Delete the jobs whose tokens match, writing history rows for those
- *	  whose queues keep it; returns how many went to history.
+ *	  whose queues keep it; returns how many it deleted, and *kept how many
+ *	  of them went to history.
  */
 static int
 complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_items,
-					  Datum *token_items, int n)
+					  Datum *token_items, int n, int *kept)
 {
-	int			kept;
 	int			rc;
 
 	if (complete_many_plan == NULL)
@@ -379,8 +393,7 @@ complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_item
 	}
 	rc = SPI_execute_plan(complete_many_plan, values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "complete batch");
-	mark_accepted(accepted, id_items, token_items, n, &kept);
-	return kept;
+	return mark_accepted(accepted, id_items, token_items, n, kept);
 }
 
 /*
@@ -406,6 +419,7 @@ jobq_complete_batch(PG_FUNCTION_ARGS)
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	ArrayType  *history;
 	int			nhistory;
+	int			taken;
 	TupleDesc	desc;
 	Tuplestorestate *store;
 	bool	   *accepted;
@@ -469,24 +483,16 @@ jobq_complete_batch(PG_FUNCTION_ARGS)
 	history = queues_keeping_history(&nhistory);
 	values[4] = PointerGetDatum(history);
 	accepted = palloc0(sizeof(bool) * n);
-	if (nhistory == 0 || !history_first)
+	/* the statement with history takes what the plain one did not */
+	taken = plain_first(nhistory) ?
+		complete_many_plain(values, accepted, id_items, token_items, n) : 0;
+	if (taken < n && nhistory > 0)
 	{
-		if (complete_many_plain(values, accepted, id_items, token_items, n) < n && nhistory > 0 &&
-			complete_many_history(values, nulls, accepted, id_items, token_items, n) > 0)
-			history_first = true;
-	}
-	else
-	{
-		/* the statement with history takes the jobs of every queue */
-		int			found = 0;
+		int			kept;
+		int			completed = complete_many_history(values, nulls, accepted, id_items,
+													  token_items, n, &kept);
 
-		if (complete_many_history(values, nulls, accepted, id_items, token_items, n) == 0)
-		{
-			for (int i = 0; i < n; i++)
-				found += accepted[i];
-			if (found > 0)
-				history_first = false;
-		}
+		learn_history_use(completed > 0, kept > 0);
 	}
 
 	/* the rest are repeats or stale */

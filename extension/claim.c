@@ -16,10 +16,11 @@
  * still gets its own random token; the statement hands out the array's
  * element number n to the job at position n of the claim order, and also
  * returns n, by which the rows are sorted here instead of by a Sort node
- * over a CTE.  From one queue
- * that the backend's settings cache (queue_cache.c) knows and does not call
- * paused, run_claim_one does this with the cached lease, without reading
- * jobq.queues.  Otherwise run_claim_any reads jobq.queues, scans each
+ * over a CTE.
+ *
+ * From one queue that the backend's settings cache (queue_cache.c) knows
+ * and does not call paused, run_claim_one does this with the cached lease,
+ * without reading jobq.queues.  Otherwise run_claim_any reads jobq.queues, scans each
  * named queue that exists and is not paused through a lateral, and keeps
  * the best max_jobs across them.
  *

@@ -142,18 +142,28 @@ queue_missing(text *queue)
 }
 
 /*
+ * default_max_attempts
+ *	  A job's max_attempts, when not given, is its queue's.
+ */
+static void
+default_max_attempts(EnqueueArgs *args)
+{
+	if (args->max_attempts_null)
+		args->max_attempts = Int32GetDatum(args->settings.max_attempts);
+}
+
+/*
  * read_queue_settings
  *	  Fill in the queue's settings, or fail if it does not exist.  Called
  *	  with the queue's name lock held, inside SPI, before anything is
- *	  written.  A job's max_attempts defaults to its queue's.
+ *	  written.
  */
 static void
 read_queue_settings(EnqueueArgs *args)
 {
 	if (!jobq_queue_settings(args->queue, &args->settings))
 		queue_missing(args->queue);
-	if (args->max_attempts_null)
-		args->max_attempts = Int32GetDatum(args->settings.max_attempts);
+	default_max_attempts(args);
 }
 
 /*
@@ -303,8 +313,7 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 	 */
 	if (dedupe_key == NULL && jobq_queue_settings_cached(args.queue, &args.settings))
 	{
-		if (args.max_attempts_null)
-			args.max_attempts = Int32GetDatum(args.settings.max_attempts);
+		default_max_attempts(&args);
 		if (jobq_insert_job(args.queue, args.priority, args.run_at,
 							DatumGetInt32(args.max_attempts), args.now, payload, &id))
 		{

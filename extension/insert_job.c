@@ -52,23 +52,20 @@
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/xact.h"
-#include "catalog/heap.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_am.h"
-#include "commands/trigger.h"
 #include "catalog/dependency.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
 #include "commands/sequence.h"
+#include "commands/trigger.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
-#include "nodes/pg_list.h"
 #include "optimizer/optimizer.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -332,14 +329,11 @@ ensure_layout(Relation rel)
 	MemoryContext oldcxt;
 	bool		ok;
 
-	if (LAYOUT_CURRENT() && jobs_relid == RelationGetRelid(rel))
+	if (LAYOUT_CURRENT() && jobs_relid == RelationGetRelid(rel) &&
+		(layout_unusable || same_indexes(index_oids)))
 	{
-		ok = !layout_unusable && same_indexes(index_oids);
-		if (ok || layout_unusable)
-		{
-			list_free(index_oids);
-			return ok;
-		}
+		list_free(index_oids);
+		return !layout_unusable;
 	}
 
 	/* forget everything first: an error below must leave no layout */

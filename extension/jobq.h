@@ -170,7 +170,6 @@ extern void jobq_count_stale(Datum job_id);
 	"   pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt', " ATT ", 'at', " AT \
 	"   , 'error', " MSG ", 'truncated', " TRUNC "))) AS x(e))"
 
-/* The columns of a move from jobq.jobs (alias d) into jobq.history */
 /*
  * JOBQ_READY_IDS_SQL: the ids of up to $3 ready jobs of queue $1 due by $2,
  * in claim order through jobs_claim_idx, locked with LOCK ("NO KEY UPDATE"
@@ -186,6 +185,7 @@ extern void jobq_count_stale(Datum job_id);
 	"    LIMIT $3" \
 	"    FOR " LOCK " SKIP LOCKED)"
 
+/* The columns of a move from jobq.jobs (alias d) into jobq.history */
 #define JOBQ_HISTORY_COLUMNS \
 	"(id, queue, state, priority, run_at, attempt, max_attempts, token, worker," \
 	" enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payload)"
