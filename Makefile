@@ -59,14 +59,24 @@ client-install:
 client-clean:
 	$(MAKE) -C client clean
 
-# Version drift is a build error: the control file, the newest install
-# script and the changelog must agree.
+# Version drift is a build error: the control file, the newest version a
+# script reaches (an install script's or an upgrade script's target) and the
+# changelog must agree, and a released install script never changes: each
+# one is compared with the checksum it had when it was released (RELEASED:
+# version:sha256; 0.1.0 was released at commit 6791787).
+RELEASED = 0.1.0:7cb5d9cd9e69cd9d179df6c16e325961798f73930c8d945ea61d1f7366b049d2
 checkver:
 	@ctl=$$(sed -n "s/^default_version = '\(.*\)'/\1/p" jobq.control); \
-	newest=$$(ls extension/jobq--*.sql | sed -n 's/.*jobq--\([0-9.]*\)\.sql$$/\1/p' | sort -V | tail -1); \
+	newest=$$(ls extension/jobq--*.sql | sed -n 's/.*jobq--\([0-9.]*--\)\{0,1\}\([0-9.]*\)\.sql$$/\2/p' | sort -V | tail -1); \
 	log=$$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' CHANGELOG.md | head -1); \
 	if [ "$$ctl" != "$$newest" ] || [ "$$ctl" != "$$log" ]; then \
 		echo "version drift: jobq.control=$$ctl newest script=$$newest CHANGELOG=$$log"; exit 1; \
-	fi; echo "version $$ctl consistent"
+	fi; \
+	for r in $(RELEASED); do \
+		v=$${r%%:*}; sum=$${r#*:}; \
+		echo "$$sum  extension/jobq--$$v.sql" | sha256sum --status -c - || \
+			{ echo "extension/jobq--$$v.sql differs from release $$v: released scripts never change"; exit 1; }; \
+	done; \
+	echo "version $$ctl consistent"
 
 .PHONY: client-all client-install client-clean checkver
