@@ -180,24 +180,22 @@ PGresult   *jobq_exec_sql(JobqConn *conn, const char *sql, int nparams,
 						  const char *const *values);
 void		jobq_note_failure(JobqConn *conn, PGresult *res);
 
-/* job.c */
+/* values.c */
 char	   *jobq_copy_json(JobqConn *conn, const char *what, const char *text,
 						   size_t len);
 void		jobq_fmt_interval(char *buf, size_t size, int seconds);
+int			jobq_parse_int64(JobqConn *conn, const char *s, int64_t *out);
+const char *jobq_single_value(JobqConn *conn, const PGresult *res, int *ok);
+
+/* claim.c (the claim half of jobq_complete_and_claim in ack.c) */
 JobqJobList *jobq_joblist_from_result(JobqConn *conn, const PGresult *res);
 int			jobq_claim_params(JobqConn *conn, const char *const *queues,
 							  int nqueues, int max_jobs, int lease_s,
 							  const char *worker, int wait_ms, JobqBuf *arr,
 							  char *nbuf, char *lbuf, char *wbuf,
 							  const char **values, JobqStmt *stmt);
-int			jobq_complete_params(JobqConn *conn, size_t n,
-								 const int64_t *ids,
-								 const char *const *tokens,
-								 const char *const *results,
-								 const size_t *result_lens, JobqBuf *idarr,
-								 JobqBuf *tokarr, JobqBuf *resarr);
-void		jobq_mark_accepted(const PGresult *res, size_t n,
-							   const int64_t *ids, int *accepted_out,
-							   size_t *naccepted);
+
+/* rows.c */
+JobqRows   *jobq_rows_from(JobqConn *conn, PGresult *res);
 
 #endif							/* JOBQ_INT_H */

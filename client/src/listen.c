@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * wait.c
+ * listen.c
  *	  jobq_wait_for_work: sleep until a queue may have work, woken by
  *	  LISTEN/NOTIFY on the connection's own socket.
  *
@@ -19,7 +19,7 @@
  * Copyright (c) 2025, jobq authors
  *
  * IDENTIFICATION
- *	  client/src/wait.c
+ *	  client/src/listen.c
  *
  *-------------------------------------------------------------------------
  */

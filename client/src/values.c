@@ -1,0 +1,117 @@
+/*-------------------------------------------------------------------------
+ *
+ * values.c
+ *	  The text forms every call shares: a JSON argument checked and
+ *	  copied, an interval literal, an integer or single value read from a
+ *	  server result.
+ *
+ * Payloads are JSON text passed with an explicit length.  libpq sends
+ * text parameters as NUL-terminated strings, so a payload is copied into
+ * a terminated buffer after checking it holds no NUL byte: otherwise a
+ * payload with an embedded NUL would be cut short silently.
+ *
+ * Copyright (c) 2025, jobq authors
+ *
+ * IDENTIFICATION
+ *	  client/src/values.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobq-int.h"
+
+/*
+ * jobq_copy_json: check a JSON argument and return a NUL-terminated copy
+ * (caller frees), or NULL with the error set.  The JSON itself is not
+ * parsed here: the server's parser is the authority (22P02).
+ */
+char *
+jobq_copy_json(JobqConn *conn, const char *what, const char *text, size_t len)
+{
+	char	   *copy;
+	const char *nul;
+
+	if (text == NULL)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT, "%s is NULL", what);
+		return NULL;
+	}
+	if (len > JOBQ_PAYLOAD_HARD_MAX)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "%s is %zu bytes, above the hard limit of %d bytes",
+					   what, len, JOBQ_PAYLOAD_HARD_MAX);
+		return NULL;
+	}
+	nul = memchr(text, '\0', len);
+	if (nul != NULL)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "%s contains a NUL byte at offset %zu (JSON text cannot)",
+					   what, (size_t) (nul - text));
+		return NULL;
+	}
+	copy = malloc(len + 1);
+	if (copy == NULL)
+	{
+		jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
+		return NULL;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	return copy;
+}
+
+/* jobq_fmt_interval: an interval literal for a number of seconds. */
+void
+jobq_fmt_interval(char *buf, size_t size, int seconds)
+{
+	snprintf(buf, size, "%d seconds", seconds);
+}
+
+/*
+ * jobq_parse_int64: a server integer in text form.  The server only sends
+ * well-formed integers; anything else is a protocol error.
+ */
+int
+jobq_parse_int64(JobqConn *conn, const char *s, int64_t *out)
+{
+	char	   *end;
+	long long	v;
+
+	if (s == NULL || *s == '\0')
+		goto bad;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		goto bad;
+	*out = (int64_t) v;
+	return JOBQ_OK;
+bad:
+	jobq_set_error(conn, JOBQ_ERR_PROTOCOL, "unexpected integer from server: \"%s\"",
+				   s ? s : "(null)");
+	return JOBQ_ERR;
+}
+
+/*
+ * jobq_single_value: the result must have exactly one row and one column;
+ * returns its value (NULL for SQL NULL) and sets *ok.
+ */
+const char *
+jobq_single_value(JobqConn *conn, const PGresult *res, int *ok)
+{
+	if (PQntuples(res) != 1 || PQnfields(res) != 1)
+	{
+		jobq_set_error(conn, JOBQ_ERR_PROTOCOL,
+					   "expected one value from the server, got %d rows of %d columns",
+					   PQntuples(res), PQnfields(res));
+		*ok = 0;
+		return NULL;
+	}
+	*ok = 1;
+	return PQgetisnull(res, 0, 0) ? NULL : PQgetvalue(res, 0, 0);
+}
