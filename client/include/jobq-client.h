@@ -583,9 +583,17 @@ int64_t		jobq_job_lease_ms(const JobqJob *job);
 /* jobq_job_dup: an independent copy (caller frees), NULL when out of
  * memory.  Use it to keep a job after freeing its list. */
 JobqJob    *jobq_job_dup(const JobqJob *job);
-/* jobq_job_free: only for jobs from jobq_job_dup (NULL-safe); never for
- * jobs borrowed from a list. */
+/* jobq_job_free: only for jobs from jobq_job_dup or jobq_joblist_take
+ * (NULL-safe); never for jobs borrowed from a list. */
 void		jobq_job_free(JobqJob *job);
+/*
+ * jobq_joblist_take: move job i out of the list without copying it (the
+ * payload may be large), caller frees with jobq_job_free.  Afterwards
+ * jobq_joblist_get(list, i) returns NULL; the count is unchanged.  NULL
+ * when i is out of range, already taken, or out of memory (the job then
+ * stays in the list).
+ */
+JobqJob    *jobq_joblist_take(JobqJobList *list, size_t i);
 
 /* ----------------------------------------------------------------------
  * Operating (stats: jobq_producer/jobq_monitor; job, list: jobq_monitor;

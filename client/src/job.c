@@ -35,7 +35,31 @@ jobq_joblist_count(const JobqJobList *list)
 const JobqJob *
 jobq_joblist_get(const JobqJobList *list, size_t i)
 {
-	return (list && i < list->n) ? &list->jobs[i] : NULL;
+	return (list && i < list->n && !list->jobs[i].taken) ? &list->jobs[i] : NULL;
+}
+
+/*
+ * jobq_joblist_take: see jobq-client.h.  The strings move to a struct of
+ * their own; the slot left behind owns nothing.
+ */
+JobqJob *
+jobq_joblist_take(JobqJobList *list, size_t i)
+{
+	JobqJob    *job;
+	JobqJob    *slot;
+
+	if (list == NULL || i >= list->n || list->jobs[i].taken)
+		return NULL;
+	job = malloc(sizeof(JobqJob));
+	if (job == NULL)
+		return NULL;
+	slot = &list->jobs[i];
+	*job = *slot;
+	job->borrowed = 0;
+	memset(slot, 0, sizeof(JobqJob));
+	slot->borrowed = 1;
+	slot->taken = 1;
+	return job;
 }
 
 void

@@ -126,6 +126,7 @@ struct JobqJob
 	char	   *enqueued_at;
 	int64_t		lease_ms;
 	int			borrowed;		/* part of a JobqJobList: not freed alone */
+	int			taken;			/* moved out by jobq_joblist_take */
 };
 
 struct JobqJobList

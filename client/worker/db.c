@@ -40,13 +40,17 @@
 #include "libpq-fe.h"
 #include "worker.h"
 
+/* reconnect backoff: doubles after each failure, back to the minimum on success */
+#define BACKOFF_MIN 0.5			/* seconds */
+#define BACKOFF_MAX 30
+
 /* one line of the last call's error text */
 static const char *
 errtext(Worker *w)
 {
 	static char msg[512];
 
-	snprintf(msg, sizeof(msg), "%s", w->conn ? jobq_errmsg(w->conn) : "no connection");
+	snprintf(msg, sizeof(msg), "%s", w->db.conn ? jobq_errmsg(w->db.conn) : "no connection");
 	for (char *p = msg; *p; p++)
 		if (*p == '\n')
 			*p = (p[1] ? ' ' : '\0');
@@ -56,7 +60,7 @@ errtext(Worker *w)
 static const char *
 sqlstate(Worker *w)
 {
-	const char *s = jobq_sqlstate(w->conn);
+	const char *s = jobq_sqlstate(w->db.conn);
 
 	return s ? s : "";
 }
@@ -77,14 +81,25 @@ lease_s(Worker *w)
 static DbStatus
 failed(Worker *w)
 {
-	if (jobq_status(w->conn) == JOBQ_ERR_CONNECTION ||
-		jobq_error_action(w->conn) == JOBQ_ACTION_RECONNECT)
+	if (jobq_status(w->db.conn) == JOBQ_ERR_CONNECTION ||
+		jobq_error_action(w->db.conn) == JOBQ_ACTION_RECONNECT)
 	{
 		wlog(w, "warning", "lost the database connection: %s", errtext(w));
 		db_disconnect(w);
 		return DB_CONN;
 	}
 	return DB_ERROR;
+}
+
+/*
+ * db_init
+ *		The session state before the first db_connect.
+ */
+void
+db_init(Worker *w)
+{
+	memset(&w->db, 0, sizeof(w->db));
+	w->db.backoff = BACKOFF_MIN;
 }
 
 /*
@@ -95,19 +110,30 @@ failed(Worker *w)
 void
 db_disconnect(Worker *w)
 {
-	w->connected = false;
-	w->listening = false;
-	w->claiming = false;
-	w->reconnect_at = now_mono() + w->backoff;
+	w->db.connected = false;
+	w->db.listening = false;
+	w->db.claiming = false;
+	w->db.reconnect_at = now_mono() + w->db.backoff;
+}
+
+/*
+ * db_restart
+ *		End the session now and reconnect at once (SIGHUP).
+ */
+void
+db_restart(Worker *w)
+{
+	db_disconnect(w);
+	w->db.reconnect_at = now_mono();
 }
 
 /* db_close: free the connection handle (at exit) */
 void
 db_close(Worker *w)
 {
-	jobq_disconnect(w->conn);
-	w->conn = NULL;
-	w->connected = false;
+	jobq_disconnect(w->db.conn);
+	w->db.conn = NULL;
+	w->db.connected = false;
 }
 
 /*
@@ -135,10 +161,10 @@ choose_wait(Worker *w)
 	const char *why = NULL;
 	bool		fits = w->nqueues <= JOBQ_CLAIM_WAIT_QUEUES_MAX;
 
-	w->blocking = false;
+	w->db.blocking = false;
 	if (w->wait_mode == WAIT_BLOCKING)
 	{
-		w->blocking = fits;
+		w->db.blocking = fits;
 		if (!fits)
 			why = "more queues than a waiting claim takes";
 	}
@@ -146,7 +172,7 @@ choose_wait(Worker *w)
 	{
 		int			preloaded = 0;
 
-		if (jobq_wait_stats(w->conn, &preloaded, NULL, NULL) != JOBQ_OK)
+		if (jobq_wait_stats(w->db.conn, &preloaded, NULL, NULL) != JOBQ_OK)
 		{
 			if (failed(w) == DB_CONN)
 				return DB_CONN;
@@ -157,19 +183,19 @@ choose_wait(Worker *w)
 		else if (!fits)
 			why = "more queues than a waiting claim takes";
 		else
-			w->blocking = true;
+			w->db.blocking = true;
 	}
-	if (!w->mode_logged)
+	if (!w->db.mode_logged)
 	{
-		if (w->blocking)
+		if (w->db.blocking)
 			wlog(w, "info", "waiting for work with blocking claims%s",
-				 w->listening ? " when idle, LISTEN while handlers run" : "");
-		else if (w->listening)
+				 w->db.listening ? " when idle, LISTEN while handlers run" : "");
+		else if (w->db.listening)
 			wlog(w, "info", "waiting for work with LISTEN and polling%s%s",
 				 why ? ": no blocking claim: " : "", why ? why : "");
 		else
 			wlog(w, "info", "waiting for work by polling every %.3g s", w->poll_interval);
-		w->mode_logged = true;
+		w->db.mode_logged = true;
 	}
 	return DB_OK;
 }
@@ -189,64 +215,63 @@ db_connect(Worker *w)
 	static const char *const vals[] = {"jobq-worker", "10", NULL};
 	bool		listen = w->wait_mode == WAIT_AUTO || w->wait_mode == WAIT_LISTEN;
 
-	if (w->connected)
+	if (w->db.connected)
 		return DB_OK;
-	if (w->conn == NULL)
+	if (w->db.conn == NULL)
 	{
-		w->conn = jobq_connect_params(w->conninfo, w->schema,
+		w->db.conn = jobq_connect_params(w->conninfo, w->schema,
 									  listen ? JOBQ_CONNECT_DEFAULT : JOBQ_CONNECT_POOLER,
 									  keys, vals);
-		if (w->conn == NULL)
+		if (w->db.conn == NULL)
 		{
 			wlog(w, "error", "out of memory");
 			goto fail;
 		}
 	}
 	else
-		jobq_reconnect(w->conn);
-	if (jobq_status(w->conn) != JOBQ_ERR_NONE)
+		jobq_reconnect(w->db.conn);
+	if (jobq_status(w->db.conn) != JOBQ_ERR_NONE)
 	{
 		wlog(w, "warning", "could not connect to the database: %s", errtext(w));
 		goto fail;
 	}
-	PQsetNoticeProcessor(jobq_pgconn(w->conn), notice_to_log, w);
-	w->connected = true;
+	PQsetNoticeProcessor(jobq_pgconn(w->db.conn), notice_to_log, w);
+	w->db.connected = true;
 
 	if (listen)
 	{
 		/* LISTEN now; returns at once (timeout 0) */
-		if (jobq_wait_for_work(w->conn, (const char *const *) w->queues, w->nqueues, 0)
+		if (jobq_wait_for_work(w->db.conn, (const char *const *) w->queues, w->nqueues, 0)
 			== JOBQ_ERR)
 		{
 			/* a standby cannot LISTEN: that is a wrong node too */
 			wlog(w, "warning", "LISTEN failed: %s", errtext(w));
 			goto fail;
 		}
-		w->listening = true;
+		w->db.listening = true;
 	}
 	if (choose_wait(w) != DB_OK)
 		goto fail;
-	if (w->ever_connected)
+	if (w->db.ever_connected)
 		wlog(w, "info", "reconnected to the database");
-	w->ever_connected = true;
-	w->backoff = 0.5;
-	/* anything may have been enqueued while we were away */
-	w->want_claim = true;
+	w->db.ever_connected = true;
+	w->db.backoff = BACKOFF_MIN;
 	return DB_OK;
 
 fail:
-	w->connected = false;
-	w->listening = false;
-	w->claiming = false;
-	w->reconnect_at = now_mono() + w->backoff;
-	w->backoff = w->backoff * 2 > 30 ? 30 : w->backoff * 2;
+	w->db.connected = false;
+	w->db.listening = false;
+	w->db.claiming = false;
+	w->db.reconnect_at = now_mono() + w->db.backoff;
+	w->db.backoff = w->db.backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : w->db.backoff * 2;
 	return DB_CONN;
 }
 
 /*
  * jobs_from_list
- *		The worker's copies of a claim's jobs: a malloc'd array of *njobs
- *		(caller frees the array and, through job_free, each job's fields).
+ *		The worker's jobs of a claim: a malloc'd array of *njobs (caller
+ *		frees the array and, through job_free, each job).  The JobqJobs are
+ *		taken out of the list, not copied; the list is freed.
  */
 static void
 jobs_from_list(Worker *w, JobqJobList *list, Job **jobs, int *njobs)
@@ -257,17 +282,17 @@ jobs_from_list(Worker *w, JobqJobList *list, Job **jobs, int *njobs)
 	*jobs = xmalloc(sizeof(Job) * (*njobs ? *njobs : 1));
 	for (int i = 0; i < *njobs; i++)
 	{
-		const JobqJob *jj = jobq_joblist_get(list, (size_t) i);
 		Job		   *j = &(*jobs)[i];
-		double		left = jobq_job_lease_ms(jj) / 1000.0;
+		double		left;
 
 		memset(j, 0, sizeof(*j));
-		j->id = (long long) jobq_job_id(jj);
-		j->queue = xstrdup(jobq_job_queue(jj));
-		j->payload = xstrdup(jobq_job_payload(jj, NULL));
-		j->attempt = jobq_job_attempt(jj);
-		j->max_attempts = jobq_job_max_attempts(jj);
-		snprintf(j->token, sizeof(j->token), "%s", jobq_job_token(jj));
+		j->jj = jobq_joblist_take(list, (size_t) i);
+		if (j->jj == NULL)
+		{
+			fprintf(stderr, "jobq-worker: out of memory\n");
+			exit(1);
+		}
+		left = jobq_job_lease_ms(j->jj) / 1000.0;
 		j->claimed_at = now;
 		j->lease_len = left;
 		j->lease_ends = now + left;
@@ -291,9 +316,9 @@ db_claim(Worker *w, int max_jobs, Job **jobs, int *njobs)
 
 	*jobs = NULL;
 	*njobs = 0;
-	if (!w->connected)
+	if (!w->db.connected)
 		return DB_CONN;
-	list = jobq_claim(w->conn, (const char *const *) w->queues, w->nqueues, max_jobs,
+	list = jobq_claim(w->db.conn, (const char *const *) w->queues, w->nqueues, max_jobs,
 					  lease_s(w), w->worker_name);
 	if (list == NULL)
 	{
@@ -316,9 +341,9 @@ db_claim(Worker *w, int max_jobs, Job **jobs, int *njobs)
 DbStatus
 db_claim_start(Worker *w, int max_jobs, int wait_ms)
 {
-	if (!w->connected)
+	if (!w->db.connected)
 		return DB_CONN;
-	if (jobq_claim_start(w->conn, (const char *const *) w->queues, w->nqueues, max_jobs,
+	if (jobq_claim_start(w->db.conn, (const char *const *) w->queues, w->nqueues, max_jobs,
 						 lease_s(w), w->worker_name, wait_ms) != JOBQ_OK)
 	{
 		DbStatus	st = failed(w);
@@ -327,8 +352,8 @@ db_claim_start(Worker *w, int max_jobs, int wait_ms)
 			wlog(w, "error", "claim failed: %s", errtext(w));
 		return st;
 	}
-	w->claiming = true;
-	w->claim_started = now_mono();
+	w->db.claiming = true;
+	w->db.claim_started = now_mono();
 	return DB_OK;
 }
 
@@ -336,7 +361,7 @@ db_claim_start(Worker *w, int max_jobs, int wait_ms)
 DbStatus
 db_claim_poll(Worker *w, bool *done)
 {
-	int			r = jobq_claim_ready(w->conn);
+	int			r = jobq_claim_ready(w->db.conn);
 
 	*done = r != 0;				/* on error, finish collects it */
 	return DB_OK;
@@ -357,10 +382,10 @@ db_claim_finish(Worker *w, Job **jobs, int *njobs)
 
 	*jobs = NULL;
 	*njobs = 0;
-	if (!w->claiming)
+	if (!w->db.claiming)
 		return DB_OK;
-	w->claiming = false;
-	list = jobq_claim_finish(w->conn);
+	w->db.claiming = false;
+	list = jobq_claim_finish(w->db.conn);
 	if (list == NULL)
 	{
 		DbStatus	st = failed(w);
@@ -369,8 +394,8 @@ db_claim_finish(Worker *w, Job **jobs, int *njobs)
 		{
 			wlog(w, "warning", "blocking claim failed (%s, SQLSTATE %s); "
 				 "waiting with %s instead", errtext(w), sqlstate(w),
-				 w->listening ? "LISTEN" : "polling");
-			w->blocking = false;
+				 w->db.listening ? "LISTEN" : "polling");
+			w->db.blocking = false;
 			return DB_OK;
 		}
 		return st;
@@ -383,7 +408,7 @@ db_claim_finish(Worker *w, Job **jobs, int *njobs)
 void
 db_claim_interrupt(Worker *w)
 {
-	if (w->claiming && jobq_claim_interrupt(w->conn) != JOBQ_OK)
+	if (w->db.claiming && jobq_claim_interrupt(w->db.conn) != JOBQ_OK)
 		wlog(w, "warning", "could not interrupt the waiting claim: %s", errtext(w));
 }
 
@@ -442,8 +467,8 @@ ack_complete(Worker *w, Ack *a, char *state, size_t statelen)
 	{
 		const char *r = i == 0 ? a->result : i == 1 ? (asstring = json_string(a->result)) : NULL;
 
-		rc = jobq_complete(w->conn, a->job.id, a->job.token, r, r ? strlen(r) : 0);
-		if (rc == JOBQ_OK || jobq_status(w->conn) == JOBQ_ERR_STALE)
+		rc = jobq_complete(w->db.conn, job_id(&a->job), job_token(&a->job), r, r ? strlen(r) : 0);
+		if (rc == JOBQ_OK || jobq_status(w->db.conn) == JOBQ_ERR_STALE)
 			break;
 		if (failed(w) == DB_CONN)
 		{
@@ -455,11 +480,11 @@ ack_complete(Worker *w, Ack *a, char *state, size_t statelen)
 		if (i < 2)
 		{
 			wlog(w, "warning", "job %lld: result not stored (%s), storing null",
-				 a->job.id, errtext(w));
+				 job_id(&a->job), errtext(w));
 			i = 1;				/* next: NULL */
 			continue;
 		}
-		wlog(w, "error", "job %lld: complete failed: %s", a->job.id, errtext(w));
+		wlog(w, "error", "job %lld: complete failed: %s", job_id(&a->job), errtext(w));
 		free(asstring);
 		return DB_ERROR;
 	}
@@ -535,8 +560,8 @@ db_complete_many(Worker *w, Ack **acks, int n, int claim_n, const char **states,
 	{
 		const char *r = acks[i]->result;
 
-		ids[i] = (int64_t) acks[i]->job.id;
-		tokens[i] = acks[i]->job.token;
+		ids[i] = (int64_t) job_id(&acks[i]->job);
+		tokens[i] = job_token(&acks[i]->job);
 		owned[i] = NULL;
 		if (r != NULL && surely_not_json(r))
 			r = owned[i] = json_string(r);
@@ -545,13 +570,13 @@ db_complete_many(Worker *w, Ack **acks, int n, int claim_n, const char **states,
 		any_result |= r != NULL;
 		accepted[i] = 0;
 	}
-	if (!w->connected)
+	if (!w->db.connected)
 		st = DB_CONN;
 	else if (claim_n > 0)
 	{
 		JobqJobList *list;
 
-		list = jobq_complete_and_claim_results(w->conn, (size_t) n, ids, tokens,
+		list = jobq_complete_and_claim_results(w->db.conn, (size_t) n, ids, tokens,
 											   any_result ? results : NULL,
 											   any_result ? lens : NULL, accepted,
 											   (const char *const *) w->queues,
@@ -562,7 +587,7 @@ db_complete_many(Worker *w, Ack **acks, int n, int claim_n, const char **states,
 		else
 			jobs_from_list(w, list, jobs, njobs);
 	}
-	else if (jobq_complete_batch(w->conn, (size_t) n, ids, tokens,
+	else if (jobq_complete_batch(w->db.conn, (size_t) n, ids, tokens,
 								 any_result ? results : NULL,
 								 any_result ? lens : NULL, accepted, NULL) != JOBQ_OK)
 		st = failed(w);
@@ -594,21 +619,21 @@ db_ack(Worker *w, Ack *a, char *state, size_t statelen)
 {
 	DbStatus	st;
 
-	if (!w->connected)
+	if (!w->db.connected)
 		return DB_CONN;
 	if (a->kind == ACK_COMPLETE)
 		return ack_complete(w, a, state, statelen);
 
 	if (a->kind == ACK_RELEASE)
 	{
-		if (jobq_release(w->conn, a->job.id, a->job.token) == JOBQ_OK)
+		if (jobq_release(w->db.conn, job_id(&a->job), job_token(&a->job)) == JOBQ_OK)
 			snprintf(state, statelen, "released");
-		else if (jobq_status(w->conn) == JOBQ_ERR_STALE)
+		else if (jobq_status(w->db.conn) == JOBQ_ERR_STALE)
 			snprintf(state, statelen, "stale");
 		else
 		{
 			if ((st = failed(w)) == DB_ERROR)
-				wlog(w, "error", "job %lld: release failed: %s", a->job.id, errtext(w));
+				wlog(w, "error", "job %lld: release failed: %s", job_id(&a->job), errtext(w));
 			return st;
 		}
 		return DB_OK;
@@ -620,7 +645,7 @@ db_ack(Worker *w, Ack *a, char *state, size_t statelen)
 		JobqState	ns = JOBQ_STATE_UNKNOWN;
 		int			rc;
 
-		rc = jobq_fail(w->conn, a->job.id, a->job.token, clean ? clean : a->error, -1,
+		rc = jobq_fail(w->db.conn, job_id(&a->job), job_token(&a->job), clean ? clean : a->error, -1,
 					   a->permanent, &ns);
 		free(clean);
 		if (rc == JOBQ_OK)
@@ -628,7 +653,7 @@ db_ack(Worker *w, Ack *a, char *state, size_t statelen)
 			snprintf(state, statelen, "%s", jobq_state_name(ns));
 			return DB_OK;
 		}
-		if (jobq_status(w->conn) == JOBQ_ERR_STALE)
+		if (jobq_status(w->db.conn) == JOBQ_ERR_STALE)
 		{
 			snprintf(state, statelen, "stale");
 			return DB_OK;
@@ -639,7 +664,7 @@ db_ack(Worker *w, Ack *a, char *state, size_t statelen)
 			continue;			/* most likely not UTF-8: try plain ASCII */
 		break;
 	}
-	wlog(w, "error", "job %lld: fail failed: %s", a->job.id, errtext(w));
+	wlog(w, "error", "job %lld: fail failed: %s", job_id(&a->job), errtext(w));
 	return DB_ERROR;
 }
 
@@ -657,20 +682,20 @@ db_extend(Worker *w, Job *job, bool *stale, double *lease_left)
 
 	*stale = false;
 	*lease_left = 0;
-	if (!w->connected)
+	if (!w->db.connected)
 		return DB_CONN;
-	if (jobq_extend(w->conn, job->id, job->token, lease_s(w)) == JOBQ_OK)
+	if (jobq_extend(w->db.conn, job_id(job), job_token(job), lease_s(w)) == JOBQ_OK)
 	{
 		*lease_left = lease_s(w) > 0 ? lease_s(w) : job->lease_len;
 		return DB_OK;
 	}
-	if (jobq_status(w->conn) == JOBQ_ERR_STALE)
+	if (jobq_status(w->db.conn) == JOBQ_ERR_STALE)
 	{
 		*stale = true;
 		return DB_OK;
 	}
 	if ((st = failed(w)) == DB_ERROR)
-		wlog(w, "error", "job %lld: extend failed: %s", job->id, errtext(w));
+		wlog(w, "error", "job %lld: extend failed: %s", job_id(job), errtext(w));
 	return st;
 }
 
@@ -685,17 +710,17 @@ db_release(Worker *w, Job *job, bool *released)
 	DbStatus	st;
 
 	*released = false;
-	if (!w->connected)
+	if (!w->db.connected)
 		return DB_CONN;
-	if (jobq_release(w->conn, job->id, job->token) == JOBQ_OK)
+	if (jobq_release(w->db.conn, job_id(job), job_token(job)) == JOBQ_OK)
 	{
 		*released = true;
 		return DB_OK;
 	}
-	if (jobq_status(w->conn) == JOBQ_ERR_STALE)
+	if (jobq_status(w->db.conn) == JOBQ_ERR_STALE)
 		return DB_OK;
 	if ((st = failed(w)) == DB_ERROR)
-		wlog(w, "error", "job %lld: release failed: %s", job->id, errtext(w));
+		wlog(w, "error", "job %lld: release failed: %s", job_id(job), errtext(w));
 	return st;
 }
 
@@ -714,9 +739,9 @@ db_sweep(Worker *w)
 					d = 0,
 					p = 0;
 
-		if (!w->connected)
+		if (!w->db.connected)
 			return DB_CONN;
-		if (jobq_sweep(w->conn, w->queues[i], -1, &r, &d, &p) == JOBQ_OK)
+		if (jobq_sweep(w->db.conn, w->queues[i], -1, &r, &d, &p) == JOBQ_OK)
 		{
 			if (r || d || p)
 				wlog(w, "info", "sweep queue=%s requeued=%lld dead=%lld purged=%lld",
@@ -742,19 +767,15 @@ db_consume(Worker *w, bool *notified)
 	int			r;
 
 	*notified = false;
-	if (!w->connected)
+	if (!w->db.connected)
 		return DB_CONN;
-	r = jobq_consume_input(w->conn);
+	r = jobq_consume_input(w->db.conn);
 	if (r == JOBQ_ERR)
 	{
 		wlog(w, "warning", "lost the database connection: %s", errtext(w));
 		db_disconnect(w);
 		return DB_CONN;
 	}
-	if (r > 0)
-	{
-		*notified = true;
-		w->want_claim = true;
-	}
+	*notified = r > 0;
 	return DB_OK;
 }

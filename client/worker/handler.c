@@ -48,15 +48,13 @@
 
 /*
  * job_free
- *		Free what a Job owns (not the Job itself).  NULL-safe fields.
+ *		Free what a Job owns (not the Job itself).  NULL-safe.
  */
 void
 job_free(Job *job)
 {
-	free(job->queue);
-	free(job->payload);
-	job->queue = NULL;
-	job->payload = NULL;
+	jobq_job_free(job->jj);
+	job->jj = NULL;
 }
 
 static void
@@ -137,12 +135,12 @@ child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
 			close(o->fd_err);
 	}
 
-	snprintf(num, sizeof(num), "%lld", job->id);
+	snprintf(num, sizeof(num), "%lld", job_id(job));
 	setenv("JOBQ_JOB_ID", num, 1);
-	setenv("JOBQ_QUEUE", job->queue, 1);
-	snprintf(num, sizeof(num), "%d", job->attempt);
+	setenv("JOBQ_QUEUE", job_queue(job), 1);
+	snprintf(num, sizeof(num), "%d", job_attempt(job));
 	setenv("JOBQ_ATTEMPT", num, 1);
-	snprintf(num, sizeof(num), "%d", job->max_attempts);
+	snprintf(num, sizeof(num), "%d", job_max_attempts(job));
 	setenv("JOBQ_MAX_ATTEMPTS", num, 1);
 }
 
@@ -169,15 +167,15 @@ job_environ(const Job *job)
 	while (environ[n])
 		n++;
 	env = xmalloc(sizeof(char *) * (n + 5));
-	snprintf(buf, sizeof(buf), "%lld", job->id);
+	snprintf(buf, sizeof(buf), "%lld", job_id(job));
 	env[k] = xmalloc(strlen(job_vars[0]) + strlen(buf) + 1);
 	sprintf(env[k++], "%s%s", job_vars[0], buf);
-	env[k] = xmalloc(strlen(job_vars[1]) + strlen(job->queue) + 1);
-	sprintf(env[k++], "%s%s", job_vars[1], job->queue);
-	snprintf(buf, sizeof(buf), "%d", job->attempt);
+	env[k] = xmalloc(strlen(job_vars[1]) + strlen(job_queue(job)) + 1);
+	sprintf(env[k++], "%s%s", job_vars[1], job_queue(job));
+	snprintf(buf, sizeof(buf), "%d", job_attempt(job));
 	env[k] = xmalloc(strlen(job_vars[2]) + strlen(buf) + 1);
 	sprintf(env[k++], "%s%s", job_vars[2], buf);
-	snprintf(buf, sizeof(buf), "%d", job->max_attempts);
+	snprintf(buf, sizeof(buf), "%d", job_max_attempts(job));
 	env[k] = xmalloc(strlen(job_vars[3]) + strlen(buf) + 1);
 	sprintf(env[k++], "%s%s", job_vars[3], buf);
 	for (size_t i = 0; i < n; i++)
@@ -281,11 +279,12 @@ spawn_exec(Worker *w, const Job *job, int in, int out, int err, pid_t parent)
 static void
 feed_stdin(Slot *s, int *fd)
 {
-	size_t		total = strlen(s->job.payload);
+	size_t		total;
+	const char *payload = jobq_job_payload(s->job.jj, &total);
 
 	while (s->in_off < total)
 	{
-		ssize_t		n = write(*fd, s->job.payload + s->in_off, total - s->in_off);
+		ssize_t		n = write(*fd, payload + s->in_off, total - s->in_off);
 
 		if (n > 0)
 			s->in_off += n;
@@ -314,7 +313,9 @@ static void
 prefill_stdin(Slot *s, int in[2])
 {
 #ifdef F_SETPIPE_SZ
-	size_t		total = strlen(s->job.payload);
+	size_t		total;
+
+	(void) jobq_job_payload(s->job.jj, &total);
 
 	if (total > 65536)
 		(void) fcntl(in[1], F_SETPIPE_SZ, (int) (total < (1 << 30) ? total : (1 << 30)));
@@ -377,11 +378,11 @@ handler_start(Worker *w, Slot *s, const Job *job)
 		close(out[0]);
 		close(err[0]);
 		child_setup(w, s, job, in[0], out[1], err[1], parent);
-		cj.id = job->id;
-		cj.queue = job->queue;
-		cj.payload = job->payload;
-		cj.attempt = job->attempt;
-		cj.max_attempts = job->max_attempts;
+		cj.id = job_id(job);
+		cj.queue = job_queue(job);
+		cj.payload = jobq_job_payload(job->jj, NULL);
+		cj.attempt = job_attempt(job);
+		cj.max_attempts = job_max_attempts(job);
 		rc = w->callback(&cj, w->callback_arg);
 		fflush(stdout);
 		fflush(stderr);
@@ -509,7 +510,7 @@ handler_timers(Worker *w, Slot *s, double now)
 	if (s->deadline > 0 && now >= s->deadline && s->kill_reason == KILL_NONE)
 	{
 		wlog(w, "warning", "job %lld timed out after %.0f s, stopping its handler",
-			 s->job.id, w->timeout);
+			 job_id(&s->job), w->timeout);
 		handler_kill(w, s, KILL_TIMEOUT);
 	}
 	if (s->kill_at > 0 && now >= s->kill_at)
@@ -613,10 +614,10 @@ handler_finish(Worker *w, Slot *s)
 			s->out.data[--s->out.len] = '\0';
 		if (s->out.overflow)
 			wlog(w, "warning", "job %lld: result over %d bytes, stored as null",
-				 s->job.id, MAX_RESULT_BYTES);
+				 job_id(&s->job), MAX_RESULT_BYTES);
 		else if (memchr(s->out.data, '\0', s->out.len) != NULL)
 			wlog(w, "warning", "job %lld: result contains NUL bytes, stored as null",
-				 s->job.id);
+				 job_id(&s->job));
 		else if (s->out.len > 0)
 			a->result = xstrdup(s->out.data);
 	}

@@ -187,11 +187,11 @@ log_job(Worker *w, const Ack *a, const char *state)
 	if (w->log_json)
 	{
 		fprintf(log_fp, "{\"ts\":\"%s\",\"pid\":%d,\"level\":\"info\",\"event\":\"job\","
-				"\"id\":%lld,\"queue\":", ts, (int) getpid(), a->job.id);
-		json_str(log_fp, a->job.queue);
+				"\"id\":%lld,\"queue\":", ts, (int) getpid(), job_id(&a->job));
+		json_str(log_fp, job_queue(&a->job));
 		fprintf(log_fp, ",\"attempt\":%d,\"max_attempts\":%d,\"outcome\":\"%s\","
 				"\"state\":\"%s\",\"duration\":%.3f",
-				a->job.attempt, a->job.max_attempts, a->outcome, state, a->duration);
+				job_attempt(&a->job), job_max_attempts(&a->job), a->outcome, state, a->duration);
 		if (a->exit_code >= 0)
 			fprintf(log_fp, ",\"exit\":%d", a->exit_code);
 		if (a->signo > 0)
@@ -207,8 +207,8 @@ log_job(Worker *w, const Ack *a, const char *state)
 	{
 		fprintf(log_fp, "%s jobq-worker[%d] info: job id=%lld queue=%s attempt=%d/%d "
 				"outcome=%s state=%s duration=%.3fs",
-				ts, (int) getpid(), a->job.id, a->job.queue, a->job.attempt,
-				a->job.max_attempts, a->outcome, state, a->duration);
+				ts, (int) getpid(), job_id(&a->job), job_queue(&a->job), job_attempt(&a->job),
+				job_max_attempts(&a->job), a->outcome, state, a->duration);
 		if (a->exit_code >= 0)
 			fprintf(log_fp, " exit=%d", a->exit_code);
 		if (a->signo > 0)

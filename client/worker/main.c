@@ -3,8 +3,8 @@
  * main.c
  *	  jobq-worker: run an executable handler for each claimed job.
  *
- * Everything is in worker.c (jobq_worker_main), so that a program can
- * link the same worker with a C callback instead (jobq-worker.h).
+ * Everything is in libjobq-worker.a (jobq_worker_main, loop.c), so that
+ * a program can link the same worker with a C callback (jobq-worker.h).
  *
  * Copyright (c) 2026, the jobq developers
  *

@@ -22,6 +22,11 @@
  * connection, through libjobq, and never holds a transaction open while a
  * handler runs (every statement is its own transaction).
  *
+ * Files: options.c (command line), loop.c (start-up, signals, the event
+ * loop), flow.c (claim policy, backlog, acks, heartbeats), db.c (the
+ * database session and its calls), handler.c (handler processes), log.c,
+ * util.c.
+ *
  * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
@@ -68,20 +73,48 @@ typedef struct Ring
 	bool		wrapped;		/* older bytes were lost */
 } Ring;
 
-/* One claimed job, as returned by jobq_claim. */
+/*
+ * One claimed job: libjobq's JobqJob (taken from the claim's list, so the
+ * payload is not copied again) plus the worker's monotonic timers.
+ */
 typedef struct Job
 {
-	long long	id;
-	char	   *queue;
-	char	   *payload;
-	int			attempt;
-	int			max_attempts;
-	char		token[40];
+	JobqJob    *jj;				/* owned; NULL once freed */
 	double		claimed_at;		/* monotonic seconds */
 	double		lease_len;		/* seconds the claim granted (server clock) */
 	double		next_heartbeat; /* monotonic; 0 = none */
 	double		lease_ends;		/* monotonic estimate of locked_until */
 } Job;
+
+static inline long long
+job_id(const Job *job)
+{
+	return (long long) jobq_job_id(job->jj);
+}
+
+static inline const char *
+job_queue(const Job *job)
+{
+	return jobq_job_queue(job->jj);
+}
+
+static inline const char *
+job_token(const Job *job)
+{
+	return jobq_job_token(job->jj);
+}
+
+static inline int
+job_attempt(const Job *job)
+{
+	return jobq_job_attempt(job->jj);
+}
+
+static inline int
+job_max_attempts(const Job *job)
+{
+	return jobq_job_max_attempts(job->jj);
+}
 
 typedef enum KillReason
 {
@@ -150,6 +183,25 @@ typedef enum WaitMode
 	WAIT_POLL					/* poll only (--no-listen) */
 } WaitMode;
 
+/*
+ * The database session, written by db.c alone; the rest of the worker
+ * reads it.  db.c reports what happened through its return values, and
+ * the loop decides what to do about it.
+ */
+typedef struct DbSession
+{
+	JobqConn   *conn;			/* NULL before the first connect */
+	bool		connected;		/* conn has a live session */
+	bool		listening;		/* LISTENs in this session */
+	bool		blocking;		/* idle claims wait on the server (session) */
+	bool		claiming;		/* a waiting claim is in flight */
+	double		claim_started;	/* monotonic */
+	bool		mode_logged;
+	double		reconnect_at;	/* monotonic; when not connected */
+	double		backoff;		/* the next reconnect's delay */
+	bool		ever_connected;
+} DbSession;
+
 typedef struct Worker
 {
 	/* options */
@@ -177,17 +229,8 @@ typedef struct Worker
 
 	/* state */
 	char		worker_name[128];
-	JobqConn   *conn;			/* NULL before the first connect */
-	bool		connected;		/* conn has a live session */
-	bool		listening;		/* LISTENs in this session */
-	bool		blocking;		/* idle claims wait on the server (session) */
-	bool		claiming;		/* a waiting claim is in flight */
-	double		claim_started;	/* monotonic */
+	DbSession	db;
 	int			claim_asked;	/* jobs the waiting claim asked for */
-	bool		mode_logged;
-	double		reconnect_at;	/* monotonic; when conn is NULL */
-	double		backoff;
-	bool		ever_connected;
 	Slot	   *slots;
 	Job		   *backlog;		/* claimed, not started */
 	int			nbacklog;
@@ -196,7 +239,7 @@ typedef struct Worker
 	Ack		   *acks_tail;
 	long		started_jobs;
 	long		finished_jobs;
-	bool		want_claim;		/* a NOTIFY arrived or a claim came back full */
+	bool		want_claim;		/* claim as soon as there is room (flow.c) */
 	double		next_poll;
 	double		block_after;	/* monotonic; no idle blocking claim before */
 	double		next_sweep;
@@ -234,9 +277,28 @@ extern void handler_timers(Worker *w, Slot *s, double now);
 extern Ack *handler_finish(Worker *w, Slot *s);
 extern void job_free(Job *job);
 
+/* options.c */
+extern int	worker_options(Worker *w, int argc, char **argv);
+
+/* flow.c */
+extern int	flow_running(Worker *w);
+extern bool flow_may_claim(Worker *w);
+extern void flow_claim(Worker *w, double now);
+extern bool flow_idle_blocking(Worker *w);
+extern bool flow_blocking_claim(Worker *w, double now);
+extern void flow_claim_poll(Worker *w, double now);
+extern void flow_claim_abort(Worker *w, double now);
+extern void flow_start_jobs(Worker *w);
+extern void flow_release_backlog(Worker *w);
+extern void flow_push_ack(Worker *w, Ack *a);
+extern void flow_flush_acks(Worker *w, double now);
+extern void flow_heartbeats(Worker *w, double now);
+
 /* db.c */
+extern void db_init(Worker *w);
 extern DbStatus db_connect(Worker *w);
 extern void db_disconnect(Worker *w);
+extern void db_restart(Worker *w);
 extern void db_close(Worker *w);
 extern DbStatus db_claim(Worker *w, int max_jobs, Job **jobs, int *njobs);
 extern DbStatus db_claim_start(Worker *w, int max_jobs, int wait_ms);

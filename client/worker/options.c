@@ -1,0 +1,268 @@
+/*-------------------------------------------------------------------------
+ *
+ * options.c
+ *	  jobq-worker's command line: the usage text and the options, parsed
+ *	  into the Worker's option fields.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  client/worker/options.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker.h"
+
+static void
+usage(FILE *f, const char *progname, bool callback)
+{
+	fprintf(f,
+			"%s runs a handler for each job claimed from jobq queues.\n\n"
+			"Usage:\n"
+			"  %s [OPTION]... -q QUEUE%s\n\n"
+			"Options:\n"
+			"  -d, --dbname=CONNINFO      database connection string (default: PG* environment)\n"
+			"  -q, --queue=QUEUE          queue to claim from (repeatable)\n"
+			"  -c, --concurrency=N        handlers running in parallel (default 1)\n"
+			"  -b, --batch=N              jobs claimed per call at most, 1..1000 (default:\n"
+			"                             --concurrency); above it, extra claimed jobs wait\n"
+			"  -l, --lease=SECONDS        lease per claim (default: the queue's lease)\n"
+			"      --heartbeat=SECONDS    extend the lease this often while a job runs\n"
+			"                             (default: a third of the lease; 0 = never)\n"
+			"  -t, --timeout=SECONDS      stop a handler running longer (default: none)\n"
+			"      --kill-after=SECONDS   SIGKILL a handler this long after SIGTERM (default 5)\n"
+			"      --once                 run one job, then exit\n"
+			"      --max=N                run N jobs, then exit\n"
+			"      --burst                run until the queues are empty, then exit\n"
+			"      --poll-interval=SECONDS  claim at least this often (default 5)\n"
+			"      --sweep-interval=SECONDS call jobq_sweep this often (default 30; 0 = never)\n"
+			"      --wait-mode=MODE       how an idle worker waits: auto (default: blocking\n"
+			"                             claims when the server has jobq preloaded, else\n"
+			"                             LISTEN), blocking, listen or poll\n"
+			"      --no-listen            poll only, no LISTEN (= --wait-mode=poll)\n"
+			"      --schema=SCHEMA        schema of the jobq functions (default: public)\n"
+			"      --grace=SECONDS        on SIGTERM, wait this long for handlers (default 30)\n"
+			"      --log-format=FORMAT    text or json (default text)\n"
+			"      --log-file=FILE        log to FILE instead of stderr (SIGHUP reopens it)\n"
+			"  -h, --help                 show this help, then exit\n"
+			"  -V, --version              show the version, then exit\n\n"
+			"Handler: the job's JSON on stdin; JOBQ_JOB_ID, JOBQ_QUEUE, JOBQ_ATTEMPT and\n"
+			"JOBQ_MAX_ATTEMPTS in the environment.  Exit 0: done, stdout is the result;\n"
+			"75: retry later; 65: failed for good (dead); other or a signal: failed, retried\n"
+			"while attempts are left, with the end of stderr as the error.\n\n"
+			"Signals: SIGTERM finishes running jobs (within --grace) and exits 0; a second\n"
+			"SIGTERM or SIGINT stops at once; SIGHUP reopens the log and the connection.\n",
+			progname, progname, callback ? "" : " -- HANDLER [ARG]...");
+}
+
+/*
+ * parse_num
+ *		A number in [min, max] from an option argument, or usage error.
+ */
+static bool
+parse_num(const char *arg, double min, double max, double *out)
+{
+	char	   *end;
+	double		v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end != '\0' || !isfinite(v) || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/*
+ * worker_options
+ *		Set the options of w (whose callback is set already) from the
+ *		command line.  Returns -1 when the worker should run; otherwise the
+ *		exit status: 0 after --help or --version, 2 after a usage error
+ *		(explained on stderr).
+ */
+int
+worker_options(Worker *w, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"dbname", required_argument, NULL, 'd'},
+		{"queue", required_argument, NULL, 'q'},
+		{"concurrency", required_argument, NULL, 'c'},
+		{"batch", required_argument, NULL, 'b'},
+		{"lease", required_argument, NULL, 'l'},
+		{"heartbeat", required_argument, NULL, 1},
+		{"timeout", required_argument, NULL, 't'},
+		{"kill-after", required_argument, NULL, 2},
+		{"once", no_argument, NULL, 3},
+		{"max", required_argument, NULL, 4},
+		{"burst", no_argument, NULL, 5},
+		{"poll-interval", required_argument, NULL, 6},
+		{"sweep-interval", required_argument, NULL, 7},
+		{"no-listen", no_argument, NULL, 8},
+		{"wait-mode", required_argument, NULL, 12},
+		{"schema", required_argument, NULL, 13},
+		{"grace", required_argument, NULL, 9},
+		{"log-format", required_argument, NULL, 10},
+		{"log-file", required_argument, NULL, 11},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0}
+	};
+	const char *progname = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	double		v;
+	int			c;
+
+	w->queues = xmalloc(sizeof(char *) * (argc + 1));
+	w->concurrency = 1;
+	w->batch = 0;				/* = --concurrency unless given */
+	w->heartbeat = -1;
+	w->kill_after = 5;
+	w->wait_mode = WAIT_AUTO;
+	w->schema = "public";
+	w->poll_interval = 5;
+	w->sweep_interval = 30;
+	w->grace = 30;
+
+	/* "+": the first non-option starts the handler's command line */
+	while ((c = getopt_long(argc, argv, "+d:q:c:b:l:t:hV", longopts, NULL)) != -1)
+	{
+		switch (c)
+		{
+			case 'd':
+				w->conninfo = optarg;
+				break;
+			case 'q':
+				w->queues[w->nqueues++] = optarg;
+				break;
+			case 'c':
+				if (!parse_num(optarg, 1, 1000, &v) || v != floor(v))
+					goto bad_value;
+				w->concurrency = (int) v;
+				break;
+			case 'b':
+				if (!parse_num(optarg, 1, 1000, &v) || v != floor(v))
+					goto bad_value;
+				w->batch = (int) v;
+				break;
+			case 'l':
+				if (!parse_num(optarg, 1, 86400, &w->lease))
+					goto bad_value;
+				break;
+			case 1:
+				if (!parse_num(optarg, 0, 86400, &w->heartbeat))
+					goto bad_value;
+				break;
+			case 't':
+				if (!parse_num(optarg, 0, 1e9, &w->timeout))
+					goto bad_value;
+				break;
+			case 2:
+				if (!parse_num(optarg, 0, 3600, &w->kill_after))
+					goto bad_value;
+				break;
+			case 3:
+				w->max_jobs = 1;
+				break;
+			case 4:
+				if (!parse_num(optarg, 1, 1e15, &v) || v != floor(v))
+					goto bad_value;
+				w->max_jobs = (long) v;
+				break;
+			case 5:
+				w->burst = true;
+				break;
+			case 6:
+				if (!parse_num(optarg, 0.01, 86400, &w->poll_interval))
+					goto bad_value;
+				break;
+			case 7:
+				if (!parse_num(optarg, 0, 86400, &w->sweep_interval))
+					goto bad_value;
+				break;
+			case 8:
+				w->wait_mode = WAIT_POLL;
+				break;
+			case 12:
+				if (strcmp(optarg, "auto") == 0)
+					w->wait_mode = WAIT_AUTO;
+				else if (strcmp(optarg, "blocking") == 0)
+					w->wait_mode = WAIT_BLOCKING;
+				else if (strcmp(optarg, "listen") == 0)
+					w->wait_mode = WAIT_LISTEN;
+				else if (strcmp(optarg, "poll") == 0)
+					w->wait_mode = WAIT_POLL;
+				else
+					goto bad_value;
+				break;
+			case 13:
+				if (!jobq_valid_schema_name(optarg))
+					goto bad_value;
+				w->schema = optarg;
+				break;
+			case 9:
+				if (!parse_num(optarg, 0, 86400, &w->grace))
+					goto bad_value;
+				break;
+			case 10:
+				if (strcmp(optarg, "json") == 0)
+					w->log_json = true;
+				else if (strcmp(optarg, "text") == 0)
+					w->log_json = false;
+				else
+					goto bad_value;
+				break;
+			case 11:
+				w->log_file = optarg;
+				break;
+			case 'h':
+				usage(stdout, progname, w->callback != NULL);
+				free(w->queues);
+				return 0;
+			case 'V':
+				printf("%s (jobq) %s\n", progname, JOBQ_WORKER_VERSION);
+				free(w->queues);
+				return 0;
+			default:
+				goto try_help;
+		}
+	}
+	if (w->nqueues == 0)
+	{
+		fprintf(stderr, "%s: no queue given (-q QUEUE)\n", progname);
+		goto try_help;
+	}
+	if (w->callback == NULL && optind >= argc)
+	{
+		fprintf(stderr, "%s: no handler given (-- HANDLER [ARG]...)\n", progname);
+		goto try_help;
+	}
+	if (w->callback != NULL && optind < argc)
+	{
+		fprintf(stderr, "%s: this worker has a built-in handler; unexpected \"%s\"\n",
+				progname, argv[optind]);
+		goto try_help;
+	}
+	if (w->lease > 0 && w->heartbeat > 0 && w->heartbeat >= w->lease)
+	{
+		fprintf(stderr, "%s: --heartbeat must be shorter than --lease\n", progname);
+		goto try_help;
+	}
+	w->handler_argv = argv + optind;
+	if (w->batch == 0)
+		w->batch = w->concurrency;
+	return -1;
+
+bad_value:
+	fprintf(stderr, "%s: invalid value \"%s\" for option %s\n", progname, optarg,
+			argv[optind - 1]);
+try_help:
+	fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
+	free(w->queues);
+	return 2;
+}
