@@ -11,6 +11,7 @@ OBJS = \
 	extension/jobq.o \
 	extension/plans.o \
 	extension/validate.o \
+	extension/limits.o \
 	extension/queues.o \
 	extension/queue_cache.o \
 	extension/enqueue.o \
@@ -49,6 +50,9 @@ REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/jobq.conf
 ISOLATION = $(shell cat test/isolation_schedule)
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/jobq.conf
 TAP_TESTS = 1
+
+# the limits, states and settings shared with the client (jobq-contract.h)
+PG_CPPFLAGS += -Iclient/include
 
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 ifeq ($(WERROR),1)

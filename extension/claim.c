@@ -56,9 +56,6 @@ PG_FUNCTION_INFO_V1(jobq_claim_any);
 #define ARG_LEASE		3
 #define ARG_WAIT		4
 
-/* How many queues one claim may name */
-#define CLAIM_QUEUES_MAX	100
-
 /*
  * What every claim statement does to the jobs it took, found by joining
  * the ids in claim order (o.id, o.n = position): attempt + 1, the token at
@@ -245,7 +242,7 @@ next_due_ms(Datum queues)
  * jobq.jobs calling jobq_claim) reserves after the outer one, which then
  * gives nothing back: every job's token is its own.
  */
-#define TOKEN_POOL_SIZE		(2 * JOBQ_CLAIM_BATCH_MAX)
+#define TOKEN_POOL_SIZE		(2 * JOBQ_CLAIM_MAX)
 
 static pg_uuid_t token_pool[TOKEN_POOL_SIZE];
 static int	token_pool_next = TOKEN_POOL_SIZE;	/* first unreserved; SIZE: empty */
@@ -261,7 +258,7 @@ claim_tokens(int n, int *end)
 	ArrayType  *array;
 	Size		nbytes = sizeof(pg_uuid_t) * n;
 
-	Assert(n >= 1 && n <= JOBQ_CLAIM_BATCH_MAX);
+	Assert(n >= 1 && n <= JOBQ_CLAIM_MAX);
 	if (TOKEN_POOL_SIZE - token_pool_next < n)
 	{
 		if (!pg_strong_random(token_pool, sizeof(token_pool)))
@@ -385,7 +382,7 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	int			tokens_end;
 
 	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
-	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_BATCH_MAX);
+	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_MAX);
 	values[3] = (Datum) 0;
 	nulls[3] = 'n';
 	if (!PG_ARGISNULL(ARG_LEASE))
@@ -497,10 +494,10 @@ jobq_claim_any(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("queues must be a one-dimensional array")));
 	deconstruct_array(queues, TEXTOID, -1, false, TYPALIGN_INT, &items, &nulls, &n);
-	if (n < 1 || n > CLAIM_QUEUES_MAX)
+	if (n < 1 || n > JOBQ_CLAIM_QUEUES_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("queues must name 1 to %d queues, not %d", CLAIM_QUEUES_MAX, n)));
+				 errmsg("queues must name 1 to %d queues, not %d", JOBQ_CLAIM_QUEUES_MAX, n)));
 	for (int i = 0; i < n; i++)
 	{
 		text	   *name;

@@ -109,7 +109,7 @@ read_common_args(FunctionCallInfo fcinfo, EnqueueArgs *args)
 	args->max_attempts = args->max_attempts_null ? (Datum) 0 : PG_GETARG_DATUM(ARG_MAX_ATTEMPTS);
 	if (!args->max_attempts_null)
 		jobq_check_int_range(DatumGetInt32(args->max_attempts), "max_attempts",
-							 1, JOBQ_MAX_ATTEMPTS_LIMIT);
+							 1, JOBQ_MAX_ATTEMPTS_MAX);
 }
 
 /*

@@ -168,7 +168,7 @@ jobq_list(PG_FUNCTION_ARGS)
 		nulls[1] = ' ';
 	}
 	jobq_require(fcinfo, 2, "max_rows");
-	jobq_check_int_range(PG_GETARG_INT32(2), "max_rows", 1, JOBQ_LIST_MAX);
+	jobq_check_int_range(PG_GETARG_INT32(2), "max_rows", 1, JOBQ_LIST_MAX_ROWS);
 	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(2));
 	values[3] = TimestampTzGetDatum(jobq_now());
 

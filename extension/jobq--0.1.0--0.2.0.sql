@@ -44,3 +44,23 @@ SELECT pg_catalog.pg_extension_config_dump('jobq.history'::pg_catalog.regclass, 
 SELECT pg_catalog.pg_extension_config_dump('jobq.stale_acks'::pg_catalog.regclass, '');
 SELECT pg_catalog.pg_extension_config_dump(
     pg_catalog.pg_get_serial_sequence('jobq.jobs', 'id')::pg_catalog.regclass, '');
+
+
+/* ========================================================================
+ * The contract's limits (issue 12, CODE-REVIEW R2).
+ *
+ * jobq_limits() returns the limits the server was built with
+ * (client/include/jobq-contract.h), so that a client can check that it
+ * refuses what the server refuses.  It reads no table and needs no rights
+ * of its own: SECURITY INVOKER, callable by every jobq role.
+ * ======================================================================== */
+CREATE FUNCTION @extschema@.jobq_limits()
+RETURNS TABLE (name text, value bigint, unit text)
+AS 'MODULE_PATHNAME', 'jobq_limits'
+LANGUAGE C STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_limits() OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_limits() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_limits()
+TO jobq_producer, jobq_worker, jobq_monitor, jobq_admin;

@@ -112,7 +112,7 @@ _PG_init(void)
 							"Rows the background sweeper handles per transaction.",
 							NULL,
 							&jobq_sweep_batch_size,
-							1000, 1, JOBQ_SWEEP_BATCH_MAX,
+							1000, 1, JOBQ_SWEEP_MAX_ROWS,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 

@@ -32,30 +32,23 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-/* Hard limits of the contract (README "Limits") */
-#define JOBQ_QUEUE_NAME_MAX			48		/* bytes; "jobq." + name fits NAMEDATALEN */
-#define JOBQ_LEASE_MIN_USECS		(INT64CONST(1) * USECS_PER_SEC)
-#define JOBQ_LEASE_MAX_USECS		(INT64CONST(24) * 3600 * USECS_PER_SEC)
-#define JOBQ_DELAY_MAX_USECS		(INT64CONST(365) * USECS_PER_DAY)
-#define JOBQ_BACKOFF_BASE_MAX_USECS	(USECS_PER_DAY)
-#define JOBQ_BACKOFF_CAP_MAX_USECS	(INT64CONST(365) * USECS_PER_DAY)
-#define JOBQ_RETENTION_MAX_USECS	(INT64CONST(3650) * USECS_PER_DAY)
-#define JOBQ_MAX_ATTEMPTS_LIMIT		1000
-#define JOBQ_PRIORITY_MIN			(-1000)
-#define JOBQ_PRIORITY_MAX			1000
-#define JOBQ_CLAIM_BATCH_MAX		1000
-#define JOBQ_ENQUEUE_BATCH_MAX		10000
-#define JOBQ_COMPLETE_BATCH_MAX		1000
-#define JOBQ_SWEEP_BATCH_MAX		100000
-#define JOBQ_LIST_MAX				10000
-#define JOBQ_DEDUPE_KEY_MAX			512
-#define JOBQ_WORKER_NAME_MAX		200
-#define JOBQ_ERROR_TEXT_MAX			4096	/* bytes kept per error */
-#define JOBQ_ERRORS_KEPT			10		/* errors kept per job */
-#define JOBQ_PAYLOAD_HARD_MAX_KB	(64 * 1024)
+#include "jobq-contract.h"
 
-#define JOBQ_WAIT_MAX_USECS			(INT64CONST(300) * USECS_PER_SEC)
-#define JOBQ_WAIT_QUEUES_MAX		16		/* queues a waiting claim may name */
+/*
+ * The limits of the contract, in the units the C here compares: bytes and
+ * counts as jobq-contract.h gives them, times in microseconds.
+ */
+#define JOBQ_LEASE_MIN_USECS		((int64) JOBQ_LEASE_MIN_S * USECS_PER_SEC)
+#define JOBQ_LEASE_MAX_USECS		((int64) JOBQ_LEASE_MAX_S * USECS_PER_SEC)
+#define JOBQ_DELAY_MAX_USECS		((int64) JOBQ_DELAY_MAX_S * USECS_PER_SEC)
+#define JOBQ_BACKOFF_BASE_MAX_USECS	((int64) JOBQ_BACKOFF_BASE_MAX_S * USECS_PER_SEC)
+#define JOBQ_BACKOFF_CAP_MAX_USECS	((int64) JOBQ_BACKOFF_CAP_MAX_S * USECS_PER_SEC)
+#define JOBQ_RETENTION_MAX_USECS	((int64) JOBQ_RETENTION_MAX_S * USECS_PER_SEC)
+#define JOBQ_WAIT_MAX_USECS			((int64) JOBQ_CLAIM_WAIT_MAX_S * USECS_PER_SEC)
+#define JOBQ_PAYLOAD_HARD_MAX_KB	(JOBQ_PAYLOAD_HARD_MAX / 1024)	/* the GUC's unit */
+#define JOBQ_WAIT_QUEUES_MAX		JOBQ_CLAIM_WAIT_QUEUES_MAX	/* waiter slot size */
+
+/* The server's own */
 #define JOBQ_WAIT_POLL_MS			100		/* re-check interval without preload */
 #define JOBQ_SWEEPER_DATABASES_MAX	16
 

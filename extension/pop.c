@@ -73,7 +73,7 @@ jobq_pop(PG_FUNCTION_ARGS)
 	int			rc;
 
 	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
-	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_BATCH_MAX);
+	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_MAX);
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();

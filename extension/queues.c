@@ -95,7 +95,7 @@ check_settings(Datum *values, bool *isnull, bool all_required)
 																	   "lease", JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS));
 	if (!isnull[ARG_MAX_ATTEMPTS])
 		jobq_check_int_range(DatumGetInt32(values[ARG_MAX_ATTEMPTS]), "max_attempts",
-							 1, JOBQ_MAX_ATTEMPTS_LIMIT);
+							 1, JOBQ_MAX_ATTEMPTS_MAX);
 	if (!isnull[ARG_BACKOFF_BASE])
 		values[ARG_BACKOFF_BASE] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_BACKOFF_BASE]),
 																	   "backoff_base", 0, JOBQ_BACKOFF_BASE_MAX_USECS));

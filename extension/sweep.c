@@ -192,7 +192,7 @@ jobq_sweep(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(0))
 		queue = jobq_queue_arg(fcinfo, 0);
 	jobq_require(fcinfo, 1, "max_rows");
-	jobq_check_int_range(PG_GETARG_INT32(1), "max_rows", 1, JOBQ_SWEEP_BATCH_MAX);
+	jobq_check_int_range(PG_GETARG_INT32(1), "max_rows", 1, JOBQ_SWEEP_MAX_ROWS);
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();

@@ -81,7 +81,9 @@ INSERT INTO regress_priv_calls VALUES
  (31, 'nextval(jobs_id_seq)', NULL, $$SELECT nextval('jobq.jobs_id_seq')$$),
  -- the trigger that invalidates queue-settings caches: not callable by anyone
  (32, 'queues_changed (trigger)', 'jobq.queues_changed()', $$SELECT jobq.queues_changed()$$),
- (33, 'pop', 'jobq_pop(text,integer)', $$SELECT jobq_pop('prv-none')$$);
+ (33, 'pop', 'jobq_pop(text,integer)', $$SELECT jobq_pop('prv-none')$$),
+ -- the contract's limits: every jobq role may read them
+ (34, 'limits', 'jobq_limits()', $$SELECT jobq_limits()$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

@@ -63,7 +63,7 @@ def statements():
     with tempfile.TemporaryDirectory() as tmp:
         c = os.path.join(tmp, 'x.c')
         open(c, 'w').write(prog)
-        subprocess.check_call(['cc', '-I', EXT, '-I', incdir, '-o', os.path.join(tmp, 'x'), c])
+        subprocess.check_call(['cc', '-I', EXT, '-I', os.path.join(TOP, 'client', 'include'), '-I', incdir, '-o', os.path.join(tmp, 'x'), c])
         out = subprocess.check_output([os.path.join(tmp, 'x')], text=True).split('\n')
     result = {}
     for i in range(0, len(out) - 1, 2):

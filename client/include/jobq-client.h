@@ -56,6 +56,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jobq-contract.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -75,27 +77,15 @@ extern "C" {
 
 /*
  * Limits checked on the client before anything is sent (the server checks
- * them again and stays authoritative).  They are the extension's hard
- * limits for 0.1.0; the payload limit actually enforced is the server's
+ * them again and stays authoritative) are the extension's own, from
+ * jobq-contract.h (included above), which also lists the job states and
+ * queue settings.  The payload limit actually enforced is the server's
  * jobq.max_payload_size (1 MiB by default), reported as SQLSTATE 54000.
+ * These few are the client's alone:
  */
-#define JOBQ_QUEUE_NAME_MAX 48			/* bytes; ^[a-z0-9]+([_-][a-z0-9]+)*$ */
-#define JOBQ_SCHEMA_NAME_MAX 63			/* bytes; same allow-list */
-#define JOBQ_LEASE_MIN_S 1
-#define JOBQ_LEASE_MAX_S 86400			/* 24 hours */
-#define JOBQ_DELAY_MAX_S 31536000		/* 365 days (also retry_in) */
-#define JOBQ_PRIORITY_MIN (-1000)		/* lower runs first */
-#define JOBQ_PRIORITY_MAX 1000
-#define JOBQ_MAX_ATTEMPTS_MAX 1000
-#define JOBQ_CLAIM_MAX 1000				/* jobs per claim */
-#define JOBQ_CLAIM_WAIT_MAX_MS 300000	/* server-side wait of a claim */
-#define JOBQ_CLAIM_WAIT_QUEUES_MAX 16	/* queues of a waiting claim */
-#define JOBQ_COMPLETE_BATCH_MAX 1000	/* ids per complete batch */
-#define JOBQ_ENQUEUE_BATCH_MAX 10000	/* payloads per enqueue batch */
-#define JOBQ_DEDUPE_KEY_MAX 512			/* bytes */
-#define JOBQ_PAYLOAD_HARD_MAX (64 * 1024 * 1024)	/* bytes */
-#define JOBQ_WORKER_NAME_MAX 256		/* bytes */
+#define JOBQ_SCHEMA_NAME_MAX 63			/* bytes; same allow-list as queues */
 #define JOBQ_TOKEN_LEN 36				/* text form of a uuid */
+#define JOBQ_CLAIM_WAIT_MAX_MS (JOBQ_CLAIM_WAIT_MAX_S * 1000)
 
 /*
  * Error classes, from jobq_status().  What to do about each is given by

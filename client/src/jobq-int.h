@@ -36,13 +36,6 @@
 
 #define JOBQ_ERRMSG_SIZE 1024
 
-/* jobq_sweep / jobq_list defaults, the same as the SQL functions' */
-#define JOBQ_SWEEP_DEFAULT_ROWS 1000
-#define JOBQ_SWEEP_MAX_ROWS 100000
-#define JOBQ_LIST_DEFAULT_ROWS 100
-#define JOBQ_LIST_MAX_ROWS 100000
-#define JOBQ_RETENTION_MAX_S (3650 * 86400)
-
 #if defined(__GNUC__)
 #define JOBQ_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else

@@ -1,0 +1,142 @@
+/*-------------------------------------------------------------------------
+ *
+ * jobq-contract.h
+ *	  The facts the jobq extension and its clients must agree on: limits,
+ *	  job states and queue settings.
+ *
+ * One header, included by the extension (extension/jobq.h) and by libjobq
+ * (jobq-client.h), so that a client refuses exactly what the server would
+ * refuse, before anything is sent.  Plain C macros only: no PostgreSQL
+ * types, nothing to link.  The server stays authoritative: it checks every
+ * limit again, and jobq_limits() returns the values it was built with (a
+ * client can compare them with its own, see JOBQ_LIMITS).
+ *
+ * Units are in the names: _MAX and _MIN of a byte length or a count are
+ * bytes or items, _S is seconds.  Every bound is inclusive.
+ *
+ * Adding a queue setting or a job state: change the X-macro here, then the
+ * install (upgrade) script, the docs and the tests; the C of both sides
+ * follows from the macro.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  client/include/jobq-contract.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JOBQ_CONTRACT_H
+#define JOBQ_CONTRACT_H
+
+/* Names */
+#define JOBQ_QUEUE_NAME_MAX 48			/* bytes; ^[a-z0-9]+([_-][a-z0-9]+)*$,
+										 * so that "jobq." || name fits a
+										 * NOTIFY channel (NAMEDATALEN) */
+#define JOBQ_WORKER_NAME_MAX 200		/* bytes, at least 1 */
+#define JOBQ_DEDUPE_KEY_MAX 512			/* bytes, at least 1 */
+
+/* Sizes of what a job carries */
+#define JOBQ_PAYLOAD_HARD_MAX (64 * 1024 * 1024)	/* bytes: the ceiling of
+													 * jobq.max_payload_size
+													 * (default 1 MB), which
+													 * limits payloads and
+													 * results */
+#define JOBQ_ERROR_TEXT_MAX 4096		/* bytes kept of one error text (a
+										 * longer one is cut, not refused) */
+#define JOBQ_ERRORS_KEPT 10				/* newest errors kept per job */
+
+/* Times, in seconds */
+#define JOBQ_LEASE_MIN_S 1
+#define JOBQ_LEASE_MAX_S 86400			/* 24 hours */
+#define JOBQ_DELAY_MAX_S 31536000		/* 365 days: delay, run_at ahead,
+										 * retry_in */
+#define JOBQ_BACKOFF_BASE_MAX_S 86400	/* 1 day */
+#define JOBQ_BACKOFF_CAP_MAX_S 31536000 /* 365 days; and at least the base */
+#define JOBQ_RETENTION_MAX_S 315360000	/* 3650 days; completed and dead */
+#define JOBQ_CLAIM_WAIT_MAX_S 300		/* server-side wait of a claim */
+
+/* Values */
+#define JOBQ_PRIORITY_MIN (-1000)		/* lower runs first */
+#define JOBQ_PRIORITY_MAX 1000
+#define JOBQ_MAX_ATTEMPTS_MAX 1000		/* at least 1 */
+
+/* Counts per call, each at least 1 */
+#define JOBQ_CLAIM_MAX 1000				/* jobs per claim or pop */
+#define JOBQ_CLAIM_QUEUES_MAX 100		/* queues one claim names */
+#define JOBQ_ENQUEUE_BATCH_MAX 10000	/* payloads per enqueue batch */
+#define JOBQ_COMPLETE_BATCH_MAX 1000	/* (id, token) pairs per complete batch */
+#define JOBQ_SWEEP_MAX_ROWS 100000		/* max_rows of a sweep */
+#define JOBQ_LIST_MAX_ROWS 10000		/* max_rows of jobq_list */
+
+/*
+ * Not refused: a waiting claim naming more queues than this is served by
+ * polling instead of sleeping on a latch (extension/wait.c).
+ */
+#define JOBQ_CLAIM_WAIT_QUEUES_MAX 16
+
+/* Defaults of SQL arguments */
+#define JOBQ_SWEEP_DEFAULT_ROWS 1000
+#define JOBQ_LIST_DEFAULT_ROWS 100
+
+/*
+ * JOBQ_LIMITS(X): every refused limit above as
+ * X(sql_name, value, unit), in the order jobq_limits() returns them.  The
+ * unit is "bytes", "seconds" or "count" (priority bounds are plain
+ * numbers: "count" too).
+ */
+#define JOBQ_LIMITS(X) \
+	X("queue_name_max", JOBQ_QUEUE_NAME_MAX, "bytes") \
+	X("worker_name_max", JOBQ_WORKER_NAME_MAX, "bytes") \
+	X("dedupe_key_max", JOBQ_DEDUPE_KEY_MAX, "bytes") \
+	X("payload_hard_max", JOBQ_PAYLOAD_HARD_MAX, "bytes") \
+	X("error_text_max", JOBQ_ERROR_TEXT_MAX, "bytes") \
+	X("errors_kept", JOBQ_ERRORS_KEPT, "count") \
+	X("lease_min", JOBQ_LEASE_MIN_S, "seconds") \
+	X("lease_max", JOBQ_LEASE_MAX_S, "seconds") \
+	X("delay_max", JOBQ_DELAY_MAX_S, "seconds") \
+	X("backoff_base_max", JOBQ_BACKOFF_BASE_MAX_S, "seconds") \
+	X("backoff_cap_max", JOBQ_BACKOFF_CAP_MAX_S, "seconds") \
+	X("retention_max", JOBQ_RETENTION_MAX_S, "seconds") \
+	X("claim_wait_max", JOBQ_CLAIM_WAIT_MAX_S, "seconds") \
+	X("priority_min", JOBQ_PRIORITY_MIN, "count") \
+	X("priority_max", JOBQ_PRIORITY_MAX, "count") \
+	X("max_attempts_max", JOBQ_MAX_ATTEMPTS_MAX, "count") \
+	X("claim_max", JOBQ_CLAIM_MAX, "count") \
+	X("claim_queues_max", JOBQ_CLAIM_QUEUES_MAX, "count") \
+	X("enqueue_batch_max", JOBQ_ENQUEUE_BATCH_MAX, "count") \
+	X("complete_batch_max", JOBQ_COMPLETE_BATCH_MAX, "count") \
+	X("sweep_max_rows", JOBQ_SWEEP_MAX_ROWS, "count") \
+	X("list_max_rows", JOBQ_LIST_MAX_ROWS, "count")
+
+/*
+ * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),
+ * in the order of the SQL enum jobq.job_state (and of JobqState).  Live
+ * jobs are in jobq.jobs, finished ones in jobq.history.  Operators also
+ * see "delayed", a ready job whose run_at is ahead: a view, not a state.
+ */
+#define JOBQ_JOB_STATES(X) \
+	X(ready, LIVE) \
+	X(running, LIVE) \
+	X(completed, FINISHED) \
+	X(dead, FINISHED) \
+	X(cancelled, FINISHED)
+
+/*
+ * JOBQ_QUEUE_SETTINGS(X): the settings of a queue as
+ * X(name, kind, min, max, default), in the order of the arguments of
+ * jobq_create_queue and jobq_alter_queue (after the queue name) and of
+ * the columns of jobq.queues and jobq_queues().  kind is SECONDS (an
+ * interval, bounds and default in seconds), INTEGER or BOOLEAN (0 or 1).
+ * backoff_cap must also be at least backoff_base.  paused is state, not
+ * a setting (jobq_pause, jobq_resume).
+ */
+#define JOBQ_QUEUE_SETTINGS(X) \
+	X(lease, SECONDS, JOBQ_LEASE_MIN_S, JOBQ_LEASE_MAX_S, 300) \
+	X(max_attempts, INTEGER, 1, JOBQ_MAX_ATTEMPTS_MAX, 25) \
+	X(backoff_base, SECONDS, 0, JOBQ_BACKOFF_BASE_MAX_S, 1) \
+	X(backoff_cap, SECONDS, 0, JOBQ_BACKOFF_CAP_MAX_S, 3600) \
+	X(completed_retention, SECONDS, 0, JOBQ_RETENTION_MAX_S, 86400) \
+	X(dead_retention, SECONDS, 0, JOBQ_RETENTION_MAX_S, 14 * 86400) \
+	X(notify, BOOLEAN, 0, 1, 1)
+
+#endif							/* JOBQ_CONTRACT_H */
