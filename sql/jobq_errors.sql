@@ -1,4 +1,4 @@
--- jobq_errors: every row of the bad-input table (RELIABILITY.md section 4)
+-- jobq_errors: every row of the bad-input table (doc/reliability.md section 4)
 -- that applies to the SQL API. Each call prints its SQLSTATE and message
 -- (or 'ok' / its result), and every group checks that nothing changed:
 -- a snapshot of all jobq tables is taken before and compared after.

@@ -1,7 +1,7 @@
 -- jobq_privileges (X3): the privilege matrix. One login-less role per jobq
 -- role (member of it) and one with no grants at all call every function,
 -- and try the tables directly; each cell is "yes" (allowed), "no" (42501)
--- or the SQLSTATE of any other error. Expected (README.md, "Security"):
+-- or the SQLSTATE of any other error. Expected (doc/operations.md, "Roles and privileges"):
 -- producer: enqueue, enqueue_batch, stats; worker: claim, pop, complete,
 -- complete_batch, fail, extend, release, sweep; monitor: stats, job, list,
 -- queues (and wait_stats); admin: everything (queue management, retry,

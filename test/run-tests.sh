@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test/run-tests.sh: build, install and run jobq's test suites.
 #
-#   test/run-tests.sh [SUITE...]   SUITE: regress isolation client tap stress bench
-#                                  (default: all six; bench proves the benchmark
-#                                  harness runs, it asserts no speed)
+#   test/run-tests.sh [SUITE...]   SUITE: regress isolation client tap docs stress bench
+#                                  (default: all of them; bench proves the benchmark
+#                                  harness runs, it asserts no speed; docs checks
+#                                  the documentation against the code)
 #
 # Run as root (CI) or as a user that can `make install` into pg_config's
 # directories.  PostgreSQL refuses to run as root, so the suites run as the
@@ -18,7 +19,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(regress isolation client tap stress bench)
+[ ${#suites[@]} -eq 0 ] && suites=(regress isolation client tap docs stress bench)
 
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
@@ -99,6 +100,8 @@ for s in "${suites[@]}"; do
 		if [ -x "$work/t/run.sh" ]; then
 			run_suite tap "$work/t/run.sh"
 		fi ;;
+	docs)
+		run_suite docs "$work/test/check-docs.sh" ;;
 	stress)
 		# the short configuration; stress/run.sh --long for the real thing
 		run_suite root:stress "$here/stress/run.sh" ;;

@@ -3,7 +3,7 @@
  * cli.h
  *	  Declarations shared by the files of the jobq command-line tool.
  *
- * Exit codes of jobq (documented in client/README-worker.md):
+ * Exit codes of jobq (documented in doc/jobq.md, "EXIT STATUS"):
  *	0	the command did what was asked
  *	1	the operation failed: a server error, a job or queue not found, a
  *		job not in a state that allows the operation

@@ -6,7 +6,7 @@
  *		jobq [-d CONNINFO] [--json] COMMAND [ARG]... [OPTION]...
  *
  * Commands map one to one onto libjobq calls (and through them onto the
- * SQL API, README.md "SQL reference"): enqueue, stats, list, show, retry,
+ * SQL API, doc/sql.md): enqueue, stats, list, show, retry,
  * cancel, purge, queue create|alter|drop|pause|resume, queues, sweep.
  * Output is an aligned table for people, or JSON with --json (jobq_rows_json
  * for result tables, so types and quoting follow the server's).  Exit codes
@@ -14,7 +14,7 @@
  *
  * The CLI sends no SQL of its own: libjobq checks arguments, qualifies
  * every call with --schema (so search_path cannot redirect it), passes
- * values as parameters and forces client_encoding UTF8 (RELIABILITY.md §3).
+ * values as parameters and forces client_encoding UTF8 (doc/reliability.md §3).
  * The one exception is BEGIN/COMMIT around an enqueue from stdin that
  * takes several batches, on jobq_pgconn() as libjobq documents.
  *

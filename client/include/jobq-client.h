@@ -111,7 +111,7 @@ typedef enum JobqErrorClass
 								 * library versions disagree */
 } JobqErrorClass;
 
-/* What a caller should do after an error (RELIABILITY.md section 3). */
+/* What a caller should do after an error (doc/reliability.md section 3). */
 typedef enum JobqAction
 {
 	JOBQ_ACTION_NONE = 0,		/* no error */
@@ -596,7 +596,7 @@ JobqJob    *jobq_joblist_take(JobqJobList *list, size_t i);
 JobqRows   *jobq_stats(JobqConn *conn, const char *queue);
 
 /* jobq_job_info: everything about one job, live or finished, as one row
- * (see jobq_job in doc/sql-semantics.md).  No such job: NULL with
+ * (see jobq_job in doc/sql.md).  No such job: NULL with
  * JOBQ_ERR_NOT_FOUND. */
 JobqRows   *jobq_job_info(JobqConn *conn, int64_t id);
 

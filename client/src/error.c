@@ -197,7 +197,7 @@ jobq_error_name(JobqErrorClass cls)
 }
 
 /*
- * jobq_sqlstate_action: RELIABILITY.md section 3.  Serialization failures
+ * jobq_sqlstate_action: doc/reliability.md section 3.  Serialization failures
  * and deadlocks are safe to retry at once (the transaction was rolled
  * back).  Connection errors, a read-only node (25006, e.g. after failover)
  * and administrator shutdowns mean this session is on the wrong or a dead

@@ -6,7 +6,7 @@
  *
  *	  JOBQ_TEST_DSN="host=... dbname=..." ./test/test-libjobq
  *
- * Covers the client-side rows of the bad-input table (RELIABILITY.md
+ * Covers the client-side rows of the bad-input table (doc/reliability.md
  * section 4: each must fail with the documented error class, before
  * anything is sent when the client can tell) and the happy paths:
  * enqueue, claim, complete, fail, extend, release, batches, the pipelined
@@ -182,7 +182,7 @@ test_pure(void)
 		test_cond(ok);
 	}
 
-	test("SQLSTATE classification (RELIABILITY.md section 3)");
+	test("SQLSTATE classification (doc/reliability.md section 3)");
 	test_cond(jobq_sqlstate_action("40001") == JOBQ_ACTION_RETRY &&
 			  jobq_sqlstate_action("40P01") == JOBQ_ACTION_RETRY &&
 			  jobq_sqlstate_action("25006") == JOBQ_ACTION_RECONNECT &&

@@ -12,7 +12,7 @@
  * blocking wait modes the connection uses no LISTEN and no named prepared
  * statements (JOBQ_CONNECT_POOLER), so PgBouncer in transaction mode works.
  *
- * Errors are classified by libjobq (RELIABILITY.md §3):
+ * Errors are classified by libjobq (doc/reliability.md §3):
  *	DB_CONN		the connection is gone or points at the wrong node
  *				(JOBQ_ERR_CONNECTION, or the action RECONNECT: 08*,
  *				57P01..57P03, 25006): the session is dropped and the main

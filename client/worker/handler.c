@@ -3,7 +3,7 @@
  * handler.c
  *	  Run one job's handler in a child process and judge how it ended.
  *
- * The handler protocol (see client/README-worker.md):
+ * The handler protocol (see doc/jobq-worker.md, "Handler protocol"):
  *	- the job's payload (JSON text) arrives on stdin, then EOF;
  *	- JOBQ_JOB_ID, JOBQ_QUEUE, JOBQ_ATTEMPT and JOBQ_MAX_ATTEMPTS are set in
  *	  the environment;
