@@ -28,6 +28,8 @@ check() {
 }
 
 check "relative links of README.md and doc/ resolve" python3 "$here/test/check-doc-links.py"
+check "man pages install, render without warnings, list every --help option" \
+	python3 "$here/test/check-man.py"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

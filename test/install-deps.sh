@@ -3,7 +3,8 @@
 # Debian 12 with PostgreSQL 15 (run as root; a no-op when all is there).
 set -euo pipefail
 pkgs=(postgresql-15 postgresql-server-dev-15 libpq-dev postgresql-client-15
-      build-essential libipc-run-perl valgrind pgbouncer faketime python3)
+      build-essential libipc-run-perl valgrind pgbouncer faketime python3
+      man-db groff-base)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
