@@ -30,6 +30,13 @@ check() {
 check "relative links of README.md and doc/ resolve" python3 "$here/test/check-doc-links.py"
 check "man pages install, render without warnings, list every --help option" \
 	python3 "$here/test/check-man.py"
+if [ -n "${JOBQ_TEST_DSN:-}" ]; then
+	check "doc/sql.md has the signature of every function of the extension" \
+		python3 "$here/test/check-sql-doc.py" "$JOBQ_TEST_DSN"
+else
+	echo "not ok - doc/sql.md signatures: no database (give CONNINFO or JOBQ_TEST_DSN)"
+	failed=$((failed + 1))
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -101,7 +101,10 @@ for s in "${suites[@]}"; do
 			run_suite tap "$work/t/run.sh"
 		fi ;;
 	docs)
-		run_suite docs "$work/test/check-docs.sh" ;;
+		dsn=$("$work/test/devdb.sh" start "citest-$$" 55$((RANDOM % 90 + 10)))
+		as_pg psql "$dsn" -qc 'CREATE EXTENSION jobq' >/dev/null
+		run_suite docs env JOBQ_TEST_DSN="$dsn" "$work/test/check-docs.sh"
+		"$work/test/devdb.sh" destroy "citest-$$" >/dev/null ;;
 	stress)
 		# the short configuration; stress/run.sh --long for the real thing
 		run_suite root:stress "$here/stress/run.sh" ;;
