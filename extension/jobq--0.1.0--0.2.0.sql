@@ -47,6 +47,90 @@ SELECT pg_catalog.pg_extension_config_dump(
 
 
 /* ========================================================================
+ * Versions: jobq_server_version() (issue 12).
+ *
+ * The SQL version of this database and the release the library was built
+ * as; libjobq reads it once per connection to refuse a server it cannot
+ * talk to (doc/upgrading.md, "Compatibility").  It reads only pg_extension,
+ * so it runs with the caller's rights; every jobq role may call it.
+ * ======================================================================== */
+
+CREATE FUNCTION @extschema@.jobq_server_version(
+    OUT sql_version     text,
+    OUT library_version text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'jobq_server_version'
+LANGUAGE C STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_server_version() OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_server_version() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_server_version()
+TO jobq_producer, jobq_worker, jobq_monitor, jobq_admin;
+
+
+/* ========================================================================
+ * Comments on the functions of 0.1.0 (CODE-REVIEW R1), so that \df+ and
+ * \dd explain them.  Functions added later carry theirs in their section.
+ * ======================================================================== */
+
+COMMENT ON FUNCTION jobq.queues_changed() IS
+    'Trigger of jobq.queues: invalidates every backend''s cache of queue settings at commit.';
+COMMENT ON FUNCTION @extschema@.jobq_create_queue(text, interval, integer, interval, interval, interval, interval, boolean) IS
+    'Creates a queue; a NULL setting takes its default.';
+COMMENT ON FUNCTION @extschema@.jobq_alter_queue(text, interval, integer, interval, interval, interval, interval, boolean) IS
+    'Changes the settings of a queue; a NULL setting stays as it is.';
+COMMENT ON FUNCTION @extschema@.jobq_drop_queue(text, boolean) IS
+    'Drops a queue; with force, its live jobs and history go with it.';
+COMMENT ON FUNCTION @extschema@.jobq_pause(text) IS
+    'Pauses a queue: claims take none of its jobs until it is resumed.';
+COMMENT ON FUNCTION @extschema@.jobq_resume(text) IS
+    'Resumes a paused queue.';
+COMMENT ON FUNCTION @extschema@.jobq_queues() IS
+    'Lists every queue with its settings.';
+COMMENT ON FUNCTION @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text) IS
+    'Enqueues one job and returns its id (the live job''s id when the dedupe key is taken).';
+COMMENT ON FUNCTION @extschema@.jobq_enqueue_batch(text, jsonb[], timestamptz, interval, integer, integer, text[]) IS
+    'Enqueues many jobs in one call and returns each id with whether it was created.';
+COMMENT ON FUNCTION @extschema@.jobq_claim(text, text, integer, interval, interval) IS
+    'Claims ready jobs of one queue, each with a lease and a fresh token.';
+COMMENT ON FUNCTION @extschema@.jobq_claim(text[], text, integer, interval, interval) IS
+    'Claims ready jobs of several queues, each with a lease and a fresh token.';
+COMMENT ON FUNCTION @extschema@.jobq_pop(text, integer) IS
+    'At most once: deletes and returns ready jobs, which a crash after the commit loses.';
+COMMENT ON FUNCTION @extschema@.jobq_complete(bigint, uuid, jsonb) IS
+    'Completes a running job if the token is still its own; false when stale.';
+COMMENT ON FUNCTION @extschema@.jobq_complete_batch(bigint[], uuid[], jsonb[]) IS
+    'Completes many running jobs and returns the ids whose tokens were accepted.';
+COMMENT ON FUNCTION @extschema@.jobq_fail(bigint, uuid, text, interval, boolean) IS
+    'Records a failed attempt and returns the new state (ready or dead); NULL when stale.';
+COMMENT ON FUNCTION @extschema@.jobq_extend(bigint, uuid, interval) IS
+    'Extends the lease of a running job and returns the new deadline; NULL when stale.';
+COMMENT ON FUNCTION @extschema@.jobq_release(bigint, uuid) IS
+    'Gives a running job back to its queue without burning the attempt; false when stale.';
+COMMENT ON FUNCTION @extschema@.jobq_sweep(text, integer) IS
+    'Returns expired leases to ready (or dead) and purges history past retention, in bounded batches.';
+COMMENT ON FUNCTION @extschema@.jobq_stats(text) IS
+    'Counts the jobs of each queue by state, with the age of the oldest ready job.';
+COMMENT ON FUNCTION @extschema@.jobq_job(bigint) IS
+    'Everything about one job, live or finished.';
+COMMENT ON FUNCTION @extschema@.jobq_list(text, text, integer) IS
+    'Lists the jobs of a queue, optionally of one state, in id order.';
+COMMENT ON FUNCTION @extschema@.jobq_wait_stats() IS
+    'Whether waiting claims sleep on latches, how many wait now, and wakeups sent since start.';
+COMMENT ON FUNCTION @extschema@.jobq_retry(bigint) IS
+    'Makes a dead job ready again, attempts back to 0.';
+COMMENT ON FUNCTION @extschema@.jobq_retry(text) IS
+    'Makes every dead job of a queue ready again and returns how many.';
+COMMENT ON FUNCTION @extschema@.jobq_cancel(bigint) IS
+    'Cancels a ready, delayed or dead job; a running job cannot be cancelled.';
+COMMENT ON FUNCTION @extschema@.jobq_purge(text, text, interval) IS
+    'Deletes finished jobs of a queue, optionally of one state and older than an age.';
+COMMENT ON FUNCTION @extschema@.jobq_server_version() IS
+    'The jobq SQL version of this database and the version of the loaded library.';
+
+
+/* ========================================================================
  * The contract's limits (issue 12, CODE-REVIEW R2).
  *
  * jobq_limits() returns the limits the server was built with
@@ -64,3 +148,6 @@ ALTER FUNCTION @extschema@.jobq_limits() OWNER TO jobq_owner;
 REVOKE ALL ON FUNCTION @extschema@.jobq_limits() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION @extschema@.jobq_limits()
 TO jobq_producer, jobq_worker, jobq_monitor, jobq_admin;
+
+COMMENT ON FUNCTION @extschema@.jobq_limits() IS
+    'The limits the server was built with: name, value and unit.';

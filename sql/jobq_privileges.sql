@@ -5,8 +5,8 @@
 -- producer: enqueue, enqueue_batch, stats; worker: claim, pop, complete,
 -- complete_batch, fail, extend, release, sweep; monitor: stats, job, list,
 -- queues (and wait_stats); admin: everything (queue management, retry,
--- cancel, purge, plus the three others). Nobody, not even admin, may touch
--- the tables. The catalog view (has_function_privilege) must agree.
+-- cancel, purge, plus the three others); all four: limits, server_version. Nobody,
+-- not even admin, may touch the tables. The catalog view (has_function_privilege) must agree.
 \set VERBOSITY terse
 SET client_min_messages = warning;
 
@@ -83,7 +83,9 @@ INSERT INTO regress_priv_calls VALUES
  (32, 'queues_changed (trigger)', 'jobq.queues_changed()', $$SELECT jobq.queues_changed()$$),
  (33, 'pop', 'jobq_pop(text,integer)', $$SELECT jobq_pop('prv-none')$$),
  -- the contract's limits: every jobq role may read them
- (34, 'limits', 'jobq_limits()', $$SELECT jobq_limits()$$);
+ (34, 'limits', 'jobq_limits()', $$SELECT jobq_limits()$$),
+ -- the versions: every jobq role may read them
+ (35, 'server_version', 'jobq_server_version()', $$SELECT jobq_server_version()$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

@@ -107,8 +107,10 @@ typedef enum JobqErrorClass
 								 * allow the operation (cancel a running job,
 								 * retry a job that is not dead) */
 	JOBQ_ERR_OOM,				/* out of memory */
-	JOBQ_ERR_PROTOCOL			/* unexpected reply shape: extension and
-								 * library versions disagree */
+	JOBQ_ERR_PROTOCOL,			/* unexpected reply shape */
+	JOBQ_ERR_VERSION			/* at connect: the server's jobq SQL is a
+								 * release this library does not work with
+								 * (doc/upgrading.md); not connected */
 } JobqErrorClass;
 
 /* What a caller should do after an error (doc/reliability.md section 3). */

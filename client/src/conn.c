@@ -105,7 +105,20 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	"$6::pg_catalog.interval, $7::pg_catalog.interval, $8::pg_catalog.bool)",
 	[STMT_WAIT_STATS] =
 	"SELECT w.preloaded, w.waiting, w.wakeups FROM %s.jobq_wait_stats() AS w",
+	[STMT_SERVER_VERSION] =
+	"SELECT v.sql_version, v.library_version FROM %s.jobq_server_version() AS v",
 };
+
+/*
+ * The server SQL releases this library works with (doc/upgrading.md,
+ * "Compatibility"): the previous release's and this one's, and later ones
+ * of the same major version, which only append (new functions, parameters
+ * at the end with defaults, result columns that the statements above do
+ * not read).  A later major version may change what is there: refused.
+ */
+#define JOBQ_SERVER_SQL_OLDEST "0.1.0"	/* the release before this one */
+#define JOBQ_SERVER_SQL_NO_VERSION 100	/* 0.1.0: jobq_server_version()
+										 * came with 0.2.0 */
 
 /*
  * reset_session_state: forget what lived in the previous server session.
@@ -118,6 +131,7 @@ reset_session_state(JobqConn *conn)
 	memset(conn->prepared, 0, sizeof(conn->prepared));
 	conn->busy = 0;
 	conn->interrupted = 0;
+	conn->server_sql = 0;
 	for (i = 0; i < conn->nchannels; i++)
 		free(conn->channels[i]);
 	conn->nchannels = 0;
@@ -178,6 +192,83 @@ discard_notice(void *arg, const char *message)
 {
 	(void) arg;
 	(void) message;
+}
+
+/* version_num: "X.Y.Z" as X*10000+Y*100+Z, or -1 when it is not that */
+static int
+version_num(const char *v)
+{
+	int			major,
+				minor,
+				patch;
+	char		rest;
+
+	if (v == NULL ||
+		sscanf(v, "%d.%d.%d%c", &major, &minor, &patch, &rest) != 3 ||
+		major < 0 || minor < 0 || minor > 99 || patch < 0 || patch > 99)
+		return -1;
+	return major * 10000 + minor * 100 + patch;
+}
+
+/*
+ * check_server_version: which release of jobq's SQL the server runs, read
+ * once per session with jobq_server_version(); JOBQ_ERR_VERSION for one
+ * this library does not work with.  A server without the function (42883;
+ * 3F000 when the API schema is missing altogether) predates it and is
+ * taken as 0.1.0: a missing schema or extension is then reported by the
+ * first call, as before.  A role that may not execute it (42501) connects
+ * with the version unknown, and its calls get their own 42501.
+ */
+static int
+check_server_version(JobqConn *conn)
+{
+	PGresult   *res = PQexecParams(conn->pg, conn->sql[STMT_SERVER_VERSION],
+								   0, NULL, NULL, NULL, NULL, 0);
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *sql;
+	int			num;
+
+	if (state != NULL && (strcmp(state, "42883") == 0 ||
+						  strcmp(state, "3F000") == 0 ||
+						  strcmp(state, "42501") == 0))
+	{
+		conn->server_sql = strcmp(state, "42501") == 0 ? 0 : JOBQ_SERVER_SQL_NO_VERSION;
+		PQclear(res);
+		return JOBQ_OK;
+	}
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+		PQntuples(res) != 1 || PQnfields(res) != 2)
+	{
+		jobq_note_failure(conn, res);
+		return JOBQ_ERR;
+	}
+	sql = PQgetisnull(res, 0, 0) ? "(none)" : PQgetvalue(res, 0, 0);
+	num = version_num(sql);
+	if (num < 0)
+		jobq_set_error(conn, JOBQ_ERR_VERSION,
+					   "the server's jobq SQL reports version \"%s\", which libjobq "
+					   "%s cannot read", sql, JOBQ_VERSION_STRING);
+	else if (num < version_num(JOBQ_SERVER_SQL_OLDEST))
+		jobq_set_error(conn, JOBQ_ERR_VERSION,
+					   "the server's jobq SQL is version %s (library %s), older "
+					   "than %s, the oldest libjobq %s works with: run ALTER "
+					   "EXTENSION jobq UPDATE in this database",
+					   sql, PQgetvalue(res, 0, 1), JOBQ_SERVER_SQL_OLDEST,
+					   JOBQ_VERSION_STRING);
+	else if (num / 10000 > JOBQ_VERSION_MAJOR)
+		jobq_set_error(conn, JOBQ_ERR_VERSION,
+					   "the server's jobq SQL is version %s (library %s), a later "
+					   "major version than libjobq %s works with: use a libjobq "
+					   "of release %d or later",
+					   sql, PQgetvalue(res, 0, 1), JOBQ_VERSION_STRING, num / 10000);
+	else
+	{
+		conn->server_sql = num;
+		PQclear(res);
+		return JOBQ_OK;
+	}
+	PQclear(res);
+	return JOBQ_ERR;
 }
 
 /*
@@ -260,7 +351,15 @@ open_session(JobqConn *conn)
 		conn->pg = NULL;
 		return JOBQ_ERR;
 	}
-	return build_statements(conn);
+	if (build_statements(conn) != JOBQ_OK)
+		return JOBQ_ERR;
+	if (check_server_version(conn) != JOBQ_OK)
+	{
+		PQfinish(conn->pg);
+		conn->pg = NULL;
+		return JOBQ_ERR;
+	}
+	return JOBQ_OK;
 }
 
 JobqConn *

@@ -192,6 +192,8 @@ jobq_error_name(JobqErrorClass cls)
 			return "JOBQ_ERR_OOM";
 		case JOBQ_ERR_PROTOCOL:
 			return "JOBQ_ERR_PROTOCOL";
+		case JOBQ_ERR_VERSION:
+			return "JOBQ_ERR_VERSION";
 	}
 	return "JOBQ_ERR_UNKNOWN";
 }
@@ -250,6 +252,7 @@ jobq_error_action(const JobqConn *conn)
 		case JOBQ_ERR_NOT_FOUND:
 		case JOBQ_ERR_STATE:
 		case JOBQ_ERR_PROTOCOL:
+		case JOBQ_ERR_VERSION:
 			return JOBQ_ACTION_NEVER;
 	}
 	return JOBQ_ACTION_NEVER;

@@ -72,6 +72,7 @@ typedef enum JobqStmt
 	STMT_DROP_QUEUE,
 	STMT_ALTER_QUEUE,
 	STMT_WAIT_STATS,
+	STMT_SERVER_VERSION,
 	STMT__COUNT
 } JobqStmt;
 
@@ -91,6 +92,10 @@ struct JobqConn
 	char	   *sql[STMT__COUNT];	/* schema-qualified statement texts */
 	char	   *qschema;		/* the schema, quoted as an identifier */
 	unsigned char prepared[STMT__COUNT];	/* prepared in this session */
+	int			server_sql;		/* the server's jobq SQL release, as
+								 * MAJOR*10000+MINOR*100+PATCH (0.1.0 when
+								 * it has no jobq_server_version; 0 when it
+								 * could not be read); checked at connect */
 
 	/* channels LISTENed on in this session ("jobq.<queue>") */
 	char	  **channels;

@@ -1731,6 +1731,107 @@ test_drop(JobqConn *c)
 			  failed_with(c, JOBQ_ERR_NOT_FOUND, "42704"));
 }
 
+/*
+ * fake_version_schema: a schema "t<pid>_ver" whose jobq_server_version()
+ * claims sql_version v (NULL: a schema without the function, as on a 0.1.0
+ * server).  Returns the schema name (static) or NULL on setup failure.
+ */
+static const char *
+fake_version_schema(const char *v)
+{
+	static char schema[64];
+	char		sql[512];
+
+	snprintf(schema, sizeof(schema), "t%d_ver", (int) getpid());
+	snprintf(sql, sizeof(sql),
+			 "DROP SCHEMA IF EXISTS %s CASCADE; CREATE SCHEMA %s;", schema, schema);
+	if (!exec_ok(sql))
+		return NULL;
+	if (v == NULL)
+		return schema;
+	snprintf(sql, sizeof(sql),
+			 "CREATE FUNCTION %s.jobq_server_version(OUT sql_version text, "
+			 "OUT library_version text) LANGUAGE sql AS $$SELECT '%s', '%s'$$",
+			 schema, v, v);
+	return exec_ok(sql) ? schema : NULL;
+}
+
+/* refused: connect to schema (faking sql_version v) fails with VERSION */
+static int
+refused(const char *v, const char *words)
+{
+	const char *schema = fake_version_schema(v);
+	JobqConn   *vc = schema ? jobq_connect_ex(dsn, schema, 0) : NULL;
+	int			ok = vc != NULL && failed_with(vc, JOBQ_ERR_VERSION, NULL) &&
+		!jobq_is_connected(vc) && jobq_error_action(vc) == JOBQ_ACTION_NEVER &&
+		strstr(jobq_errmsg(vc), words) != NULL &&
+		strcmp(jobq_error_name(JOBQ_ERR_VERSION), "JOBQ_ERR_VERSION") == 0;
+
+	if (vc != NULL && !ok)
+		printf("\n      message: %s\n      ", jobq_errmsg(vc));
+	/* a reconnect asks again, and is refused again */
+	ok = ok && jobq_reconnect(vc) == JOBQ_ERR && failed_with(vc, JOBQ_ERR_VERSION, NULL);
+	jobq_disconnect(vc);
+	return ok;
+}
+
+/*
+ * test_server_version: libjobq reads jobq_server_version() once per
+ * session and refuses a server SQL release it does not work with
+ * (doc/upgrading.md, "Compatibility"); a server without the function is
+ * taken as 0.1.0.
+ */
+static void
+test_server_version(JobqConn *c)
+{
+	char		sql[128];
+
+	test("jobq_server_version: the SQL and library versions of the server");
+	{
+		PGresult   *r = PQexec(jobq_pgconn(c),
+							   "SELECT v.sql_version = e.extversion, v.library_version "
+							   "FROM jobq_server_version() v, pg_extension e "
+							   "WHERE e.extname = 'jobq'");
+
+		test_cond(r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+				  strcmp(PQgetvalue(r, 0, 0), "t") == 0 && PQgetvalue(r, 0, 1)[0] != '\0');
+		PQclear(r);
+	}
+
+	test("server SQL older than the previous release: VERSION, not connected");
+	test_cond(refused("0.0.9", "ALTER EXTENSION jobq UPDATE"));
+
+	test("server SQL of a later major version: VERSION, not connected");
+	test_cond(refused("1.0.0", "later major version"));
+
+	test("server SQL version that cannot be read: VERSION, not connected");
+	test_cond(refused("0.2-beta", "cannot read"));
+
+	test("a later release of the same major version is accepted");
+	{
+		const char *schema = fake_version_schema("0.99.0");
+		JobqConn   *vc = schema ? jobq_connect_ex(dsn, schema, 0) : NULL;
+
+		test_cond(vc != NULL && jobq_status(vc) == JOBQ_ERR_NONE && jobq_is_connected(vc));
+		jobq_disconnect(vc);
+	}
+
+	test("no jobq_server_version (a 0.1.0 server): connected, calls go on");
+	{
+		const char *schema = fake_version_schema(NULL);
+		JobqConn   *vc = schema ? jobq_connect_ex(dsn, schema, 0) : NULL;
+		int64_t		id;
+
+		/* the fake schema has no jobq API, so the call itself says 42883 */
+		test_cond(vc != NULL && jobq_status(vc) == JOBQ_ERR_NONE && jobq_is_connected(vc) &&
+				  jobq_enqueue(vc, qa, "{}", 2, NULL, &id) == JOBQ_ERR &&
+				  failed_with(vc, JOBQ_ERR_SERVER, "42883"));
+		jobq_disconnect(vc);
+	}
+	snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS t%d_ver CASCADE", (int) getpid());
+	exec_ok(sql);
+}
+
 int
 main(void)
 {
@@ -1772,6 +1873,7 @@ main(void)
 	jobq_drop_queue(c, qw, 1);
 	jobq_drop_queue(c, qp, 1);
 	test_drop(c);
+	test_server_version(c);
 	jobq_disconnect(c);
 
 	printf("%d passed, %d failed\n", tests - fails, fails);
