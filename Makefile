@@ -92,11 +92,12 @@ client-clean:
 
 # Version drift is a build error: the control file, the newest version a
 # script reaches (an install script's or an upgrade script's target) and the
-# changelog must agree; a released install script never changes: each one
-# is compared with the checksum it had when it was released (RELEASED:
-# version:sha256; 0.1.0 was released at commit 6791787); and every released
-# version reaches the control file's version through upgrade scripts, so
-# ALTER EXTENSION jobq UPDATE works from each of them.  The generated install
+# changelog must agree; a released script never changes: each one is
+# compared with the checksum it had when it was released (RELEASED:
+# script:sha256, where script is "0.1.0" for jobq--0.1.0.sql or
+# "0.1.0--0.2.0" for an upgrade script; 0.1.0 was released at commit
+# 6791787); and every released version reaches the control file's version
+# through upgrade scripts, so ALTER EXTENSION jobq UPDATE works from each.  The generated install
 # script (the newest version's) must be ignored by git, never committed.
 RELEASED = 0.1.0:7cb5d9cd9e69cd9d179df6c16e325961798f73930c8d945ea61d1f7366b049d2
 checkver:
@@ -109,8 +110,8 @@ checkver:
 	for r in $(RELEASED); do \
 		v=$${r%%:*}; sum=$${r#*:}; \
 		echo "$$sum  extension/jobq--$$v.sql" | sha256sum --status -c - || \
-			{ echo "extension/jobq--$$v.sql differs from release $$v: released scripts never change"; exit 1; }; \
-		cur=$$v; \
+			{ echo "extension/jobq--$$v.sql differs from its release: released scripts never change"; exit 1; }; \
+		cur=$${v##*--}; \
 		while [ "$$cur" != "$$ctl" ]; do \
 			next=$$(ls extension/jobq--$$cur--*.sql 2>/dev/null | sed 's/.*--\([0-9.]*\)\.sql$$/\1/' | sort -V | tail -1); \
 			[ -n "$$next" ] || { echo "no upgrade path from released $$v to $$ctl (stuck at $$cur)"; exit 1; }; \
