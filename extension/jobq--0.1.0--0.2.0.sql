@@ -55,12 +55,10 @@ SELECT pg_catalog.pg_extension_config_dump(
  * so it runs with the caller's rights; every jobq role may call it.
  * ======================================================================== */
 
-CREATE FUNCTION @extschema@.jobq_server_version(
-    OUT sql_version     text,
-    OUT library_version text)
-RETURNS record
+CREATE FUNCTION @extschema@.jobq_server_version()
+RETURNS TABLE (sql_version text, library_version text)
 AS 'MODULE_PATHNAME', 'jobq_server_version'
-LANGUAGE C STABLE PARALLEL SAFE SECURITY INVOKER
+LANGUAGE C STABLE PARALLEL SAFE SECURITY INVOKER ROWS 1
 SET search_path = pg_catalog, pg_temp;
 
 ALTER FUNCTION @extschema@.jobq_server_version() OWNER TO jobq_owner;

@@ -27,7 +27,6 @@
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
-#include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
@@ -78,30 +77,26 @@ installed_sql_version(void)
 }
 
 /*
- * jobq_server_version() -> (sql_version text, library_version text)
- *	  sql_version: the version of jobq's SQL installed in this database
- *	  (what CREATE or ALTER EXTENSION last brought it to); library_version:
- *	  the release this jobq.so was built as.  One row, never NULL in a
- *	  database where the extension is installed.
+ * jobq_server_version() -> TABLE (sql_version text, library_version text)
+ *	  One row.  sql_version: the version of jobq's SQL installed in this
+ *	  database (what CREATE or ALTER EXTENSION last brought it to; NULL only
+ *	  while the extension is being dropped); library_version: the release
+ *	  this jobq.so was built as.
  */
 Datum
 jobq_server_version(PG_FUNCTION_ARGS)
 {
 	TupleDesc	desc;
+	Tuplestorestate *store = jobq_srf_begin(fcinfo, &desc);
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
-	text	   *sql_version;
+	text	   *sql_version = installed_sql_version();
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "jobq_server_version must be declared to return a record");
-	desc = BlessTupleDesc(desc);
-
-	sql_version = installed_sql_version();
 	if (sql_version != NULL)
 		values[0] = PointerGetDatum(sql_version);
 	else
 		nulls[0] = true;
 	values[1] = CStringGetTextDatum(JOBQ_LIBRARY_VERSION);
-
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+	tuplestore_putvalues(store, desc, values, nulls);
+	return (Datum) 0;
 }

@@ -1750,8 +1750,9 @@ fake_version_schema(const char *v)
 	if (v == NULL)
 		return schema;
 	snprintf(sql, sizeof(sql),
-			 "CREATE FUNCTION %s.jobq_server_version(OUT sql_version text, "
-			 "OUT library_version text) LANGUAGE sql AS $$SELECT '%s', '%s'$$",
+			 "CREATE FUNCTION %s.jobq_server_version() RETURNS TABLE "
+			 "(sql_version text, library_version text) "
+			 "LANGUAGE sql AS $$SELECT '%s', '%s'$$",
 			 schema, v, v);
 	return exec_ok(sql) ? schema : NULL;
 }
