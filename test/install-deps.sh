@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(postgresql-15 postgresql-server-dev-15 libpq-dev postgresql-client-15
       build-essential libipc-run-perl valgrind pgbouncer faketime python3
-      man-db groff-base)
+      man-db groff-base python3-psycopg2)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -14,6 +14,17 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# node and npm for examples/node: Debian's only when the machine has none
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+# examples/node's pinned node-postgres, from its package-lock.json
+node_dir=$(cd "$(dirname "$0")/.." && pwd)/examples/node
+if [ ! -d "$node_dir/node_modules/pg" ]; then
+	(cd "$node_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+fi
 # pg_config from the PostgreSQL 15 packages, whatever else is installed
 command -v pg_config >/dev/null || { echo "pg_config not found" >&2; exit 1; }
-echo "dependencies present: ${pkgs[*]}"
+echo "dependencies present: ${pkgs[*]} node npm examples/node/node_modules"

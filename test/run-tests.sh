@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # test/run-tests.sh: build, install and run jobq's test suites.
 #
-#   test/run-tests.sh [SUITE...]   SUITE: regress isolation client tap docs stress bench
+#   test/run-tests.sh [SUITE...]   SUITE: regress isolation client tap docs examples stress bench
 #                                  (default: all of them; bench proves the benchmark
 #                                  harness runs, it asserts no speed; docs checks
-#                                  the documentation against the code)
+#                                  the documentation against the code; examples
+#                                  runs examples/ in every language)
 #
 # Run as root (CI) or as a user that can `make install` into pg_config's
 # directories.  PostgreSQL refuses to run as root, so the suites run as the
@@ -19,7 +20,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(regress isolation client tap docs stress bench)
+[ ${#suites[@]} -eq 0 ] && suites=(regress isolation client tap docs examples stress bench)
 
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
@@ -104,6 +105,11 @@ for s in "${suites[@]}"; do
 		dsn=$("$work/test/devdb.sh" start "citest-$$" 55$((RANDOM % 90 + 10)))
 		as_pg psql "$dsn" -qc 'CREATE EXTENSION jobq' >/dev/null
 		run_suite docs env JOBQ_TEST_DSN="$dsn" "$work/test/check-docs.sh"
+		"$work/test/devdb.sh" destroy "citest-$$" >/dev/null ;;
+	examples)
+		dsn=$("$work/test/devdb.sh" start "citest-$$" 55$((RANDOM % 90 + 10)))
+		as_pg psql "$dsn" -qc 'CREATE EXTENSION jobq' >/dev/null
+		run_suite examples env JOBQ_TEST_DSN="$dsn" "$work/examples/run.sh"
 		"$work/test/devdb.sh" destroy "citest-$$" >/dev/null ;;
 	stress)
 		# the short configuration; stress/run.sh --long for the real thing
