@@ -30,6 +30,8 @@ check() {
 check "relative links of README.md and doc/ resolve" python3 "$here/test/check-doc-links.py"
 check "man pages install, render without warnings, list every --help option" \
 	python3 "$here/test/check-man.py"
+check "doc/reliability.md 2.7 lists every test id the tests cite" \
+	python3 "$here/test/check-reliability-ids.py"
 if [ -n "${JOBQ_TEST_DSN:-}" ]; then
 	check "doc/sql.md has the signature of every function of the extension" \
 		python3 "$here/test/check-sql-doc.py" "$JOBQ_TEST_DSN"
