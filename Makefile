@@ -9,7 +9,7 @@ EXTENSION  = jobq
 MODULE_big = jobq
 OBJS = \
 	extension/jobq.o \
-	extension/plans.o \
+	extension/spi.o \
 	extension/validate.o \
 	extension/limits.o \
 	extension/queues.o \

@@ -24,6 +24,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
@@ -38,17 +39,6 @@ PG_FUNCTION_INFO_V1(jobq_complete_batch);
 PG_FUNCTION_INFO_V1(jobq_fail);
 PG_FUNCTION_INFO_V1(jobq_extend);
 PG_FUNCTION_INFO_V1(jobq_release);
-
-static SPIPlanPtr complete_plan = NULL;
-static SPIPlanPtr complete_plain_plan = NULL;
-static SPIPlanPtr complete_many_plan = NULL;
-static SPIPlanPtr complete_many_plain_plan = NULL;
-static SPIPlanPtr already_completed_plan = NULL;
-static SPIPlanPtr stale_plan = NULL;
-static SPIPlanPtr retry_plan = NULL;
-static SPIPlanPtr dead_plan = NULL;
-static SPIPlanPtr extend_plan = NULL;
-static SPIPlanPtr release_plan = NULL;
 
 /*
  * The move of a completed job (CTE d) into history, for the jobs of the
@@ -65,10 +55,135 @@ static SPIPlanPtr release_plan = NULL;
  * usually does all the work.  Either order gives the same result.
  */
 #define COMPLETE_INTO_HISTORY(RESULT) \
-	"INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS \
-	" SELECT d.id, d.queue, 'completed', d.priority, d.run_at, d.attempt, d.max_attempts," \
-	"   d.token, d.worker, d.enqueued_at, d.claimed_at, $3, d.dedupe_key, d.errors, " RESULT ", d.payload" \
-	" FROM d WHERE d.queue = ANY ($5)"
+	JOBQ_HISTORY_ROW_SQL("'completed'", "d.attempt", "d.token", "d.worker", "d.claimed_at", "$3", \
+						 "d.errors", RESULT) \
+	" WHERE d.queue = ANY ($5)"
+
+/* The errors of a failed job (alias A): $4 now, $5 the text, $6 whether cut */
+#define FAIL_ERRORS_SQL(A, AT, MSG, TRUNC) \
+	JOBQ_ERRORS_APPEND_SQL(A ".errors", A ".attempt", AT, MSG, TRUNC)
+
+/*
+ * The statements.  Every one finds the job by id and token (the fence,
+ * see above).  The batch statements drive the join from the pairs
+ * (unnest: a few rows to the planner) into the primary key, one probe per
+ * pair.  An extra "j.id = ANY ($1)" scan looked equivalent, but with the
+ * queue filter the generic plan then expected one row from it and ran
+ * unnest again for every job found: 100 x 100 comparisons per batch, 2.9
+ * times the instructions of the whole claim-and-complete cycle.
+ */
+enum
+{
+	ST_COMPLETE,
+	ST_COMPLETE_PLAIN,
+	ST_COMPLETE_BATCH,
+	ST_COMPLETE_BATCH_PLAIN,
+	ST_ALREADY_COMPLETED,
+	ST_COUNT_STALE,
+	ST_FAIL_RETRY,
+	ST_FAIL_DEAD,
+	ST_EXTEND,
+	ST_RELEASE,
+	NUM_STATEMENTS
+};
+
+/* complete: how many completed, whether one went to history */
+#define COL_COMPLETE_COUNT		1
+#define COL_COMPLETE_KEPT		2
+/* complete_batch(_plain): each pair completed, and whether it went to history */
+#define COL_BATCH_ID			1
+#define COL_BATCH_TOKEN			2
+#define COL_BATCH_KEPT			3
+/* extend: the new lease */
+#define COL_EXTEND_UNTIL		1
+
+static const JobqStatement statements[NUM_STATEMENTS] = {
+	/* $1 id, $2 token, $3 finished_at, $4 result, $5 queues keeping history */
+	[ST_COMPLETE] = {"complete",
+		"WITH d AS ("
+		"  DELETE FROM jobq.jobs"
+		"  WHERE id = $1 AND token = $2"
+		"  RETURNING *),"
+		" h AS (" COMPLETE_INTO_HISTORY("$4") ")"
+		" SELECT count(*), COALESCE(bool_or(d.queue = ANY ($5)), false) FROM d",
+		5, {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID, TEXTARRAYOID}},
+	/* $1 id, $2 token, $3 queues keeping history */
+	[ST_COMPLETE_PLAIN] = {"complete_plain",
+		"DELETE FROM jobq.jobs"
+		" WHERE id = $1 AND token = $2 AND queue <> ALL ($3)",
+		3, {INT8OID, UUIDOID, TEXTARRAYOID}},
+	/* $1 ids, $2 tokens, $3 finished_at, $4 results, $5 queues keeping history */
+	[ST_COMPLETE_BATCH] = {"complete_batch",
+		"WITH i AS ("
+		"  SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)),"
+		" d AS ("
+		"  DELETE FROM jobq.jobs j USING i"
+		"  WHERE j.id = i.id AND j.token = i.token"
+		"  RETURNING j.*, i.result AS new_result),"
+		" h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")"
+		" SELECT id, token, queue = ANY ($5) FROM d",
+		5, {INT8ARRAYOID, UUIDARRAYOID, TIMESTAMPTZOID, JSONBARRAYOID, TEXTARRAYOID}},
+	/* $1 ids, $2 tokens, $3 queues keeping history */
+	[ST_COMPLETE_BATCH_PLAIN] = {"complete_batch_plain",
+		"DELETE FROM jobq.jobs j"
+		" USING unnest($1, $2) AS i(id, token)"
+		" WHERE j.id = i.id AND j.token = i.token AND j.queue <> ALL ($3)"
+		" RETURNING j.id, j.token",
+		3, {INT8ARRAYOID, UUIDARRAYOID, TEXTARRAYOID}},
+	/* $1 id, $2 token */
+	[ST_ALREADY_COMPLETED] = {"already_completed",
+		"SELECT 1 FROM jobq.history"
+		" WHERE id = $1 AND token = $2 AND state = 'completed'",
+		2, {INT8OID, UUIDOID}},
+	/* $1 id, $2 the backend's slot */
+	[ST_COUNT_STALE] = {"count_stale",
+		"INSERT INTO jobq.stale_acks AS s (queue, slot, count)"
+		" SELECT x.queue, $2, 1 FROM ("
+		"   SELECT queue FROM jobq.jobs WHERE id = $1"
+		"   UNION ALL SELECT queue FROM jobq.history WHERE id = $1"
+		"   LIMIT 1) x"
+		" ON CONFLICT (queue, slot) DO UPDATE SET count = s.count + 1",
+		2, {INT8OID, INT4OID}},
+	/* $1 id, $2 token, $3 run_at or NULL, $4 now, $5 error, $6 cut, $7 permanent */
+	[ST_FAIL_RETRY] = {"fail_retry",
+		"UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
+		"  run_at = COALESCE($3, $4 + " JOBQ_BACKOFF_SQL("j.attempt", "q.backoff_base", "q.backoff_cap") "),"
+		"  errors = " FAIL_ERRORS_SQL("j", "$4", "$5", "$6")
+		" FROM jobq.queues q"
+		" WHERE j.id = $1 AND j.token = $2"
+		"   AND q.name = j.queue AND NOT $7 AND j.attempt < j.max_attempts"
+		" RETURNING j.queue, NOT q.paused, j.run_at",
+		7, {INT8OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, BOOLOID, BOOLOID}},
+	/* $1 id, $2 token, $3 now, $4 error, $5 cut */
+	[ST_FAIL_DEAD] = {"fail_dead",
+		"WITH d AS ("
+		"  DELETE FROM jobq.jobs WHERE id = $1 AND token = $2"
+		"  RETURNING *)"
+		" " JOBQ_HISTORY_ROW_SQL("'dead'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$3",
+								 FAIL_ERRORS_SQL("d", "$3", "$4", "$5"), "NULL"),
+		5, {INT8OID, UUIDOID, TIMESTAMPTZOID, TEXTOID, BOOLOID}},
+	/* $1 id, $2 token, $3 now, $4 lease or NULL (the queue's) */
+	[ST_EXTEND] = {"extend",
+		"UPDATE jobq.jobs j SET locked_until = $3 + COALESCE($4, q.lease)"
+		" FROM jobq.queues q"
+		" WHERE j.id = $1 AND j.token = $2"
+		"   AND q.name = j.queue"
+		" RETURNING j.locked_until",
+		4, {INT8OID, UUIDOID, TIMESTAMPTZOID, INTERVALOID}},
+	/* $1 id, $2 token */
+	[ST_RELEASE] = {"release",
+		"UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
+		"  attempt = j.attempt - 1"
+		" FROM jobq.queues q"
+		" WHERE j.id = $1 AND j.token = $2"
+		"   AND q.name = j.queue"
+		" RETURNING j.queue, q.notify AND NOT q.paused, NOT q.paused",
+		2, {INT8OID, UUIDOID}},
+};
+
+static SPIPlanPtr plans[NUM_STATEMENTS];
+
+const JobqStatements jobq_ack_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 static bool history_first = false;
 
@@ -133,26 +248,14 @@ jobq_count_stale(Datum job_id)
 	Datum		args[2];
 	int			rc;
 
-	if (stale_plan == NULL)
-	{
-		Oid			types[] = {INT8OID, INT4OID};
-
-		stale_plan = jobq_prepare(
-								  "INSERT INTO jobq.stale_acks AS s (queue, slot, count)"
-								  " SELECT x.queue, $2, 1 FROM ("
-								  "   SELECT queue FROM jobq.jobs WHERE id = $1"
-								  "   UNION ALL SELECT queue FROM jobq.history WHERE id = $1"
-								  "   LIMIT 1) x"
-								  " ON CONFLICT (queue, slot) DO UPDATE SET count = s.count + 1",
-								  2, types);
-	}
 	args[0] = job_id;
 #if PG_VERSION_NUM >= 170000
 	args[1] = Int32GetDatum(MyProcNumber);
 #else
 	args[1] = Int32GetDatum(MyBackendId);
 #endif
-	rc = SPI_execute_plan(stale_plan, args, NULL, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COUNT_STALE),
+						  args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_INSERT, "count stale acknowledgement");
 }
 
@@ -168,16 +271,8 @@ already_completed(Datum id, Datum token)
 	Datum		args[2] = {id, token};
 	int			rc;
 
-	if (already_completed_plan == NULL)
-	{
-		Oid			types[] = {INT8OID, UUIDOID};
-
-		already_completed_plan = jobq_prepare(
-											  "SELECT 1 FROM jobq.history"
-											  " WHERE id = $1 AND token = $2 AND state = 'completed'",
-											  2, types);
-	}
-	rc = SPI_execute_plan(already_completed_plan, args, NULL, false, 1);
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_ALREADY_COMPLETED),
+						  args, NULL, false, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "check completion");
 	return SPI_processed > 0;
 }
@@ -193,16 +288,8 @@ complete_one_plain(Datum *values)
 	Datum		args[3] = {values[0], values[1], values[4]};
 	int			rc;
 
-	if (complete_plain_plan == NULL)
-	{
-		Oid			types[] = {INT8OID, UUIDOID, TEXTARRAYOID};
-
-		complete_plain_plan = jobq_prepare(
-										   "DELETE FROM jobq.jobs"
-										   " WHERE id = $1 AND token = $2 AND queue <> ALL ($3)",
-										   3, types);
-	}
-	rc = SPI_execute_plan(complete_plain_plan, args, NULL, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE_PLAIN),
+						  args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_DELETE, "complete");
 	return SPI_processed > 0;
 }
@@ -219,23 +306,11 @@ complete_one_history(Datum *values, char *nulls, bool *kept)
 	bool		done;
 	int			rc;
 
-	if (complete_plan == NULL)
-	{
-		Oid			types[] = {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID, TEXTARRAYOID};
-
-		complete_plan = jobq_prepare(
-									 "WITH d AS ("
-									 "  DELETE FROM jobq.jobs"
-									 "  WHERE id = $1 AND token = $2"
-									 "  RETURNING *),"
-									 " h AS (" COMPLETE_INTO_HISTORY("$4") ")"
-									 " SELECT count(*), COALESCE(bool_or(d.queue = ANY ($5)), false) FROM d",
-									 5, types);
-	}
-	rc = SPI_execute_plan(complete_plan, values, nulls, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE),
+						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "complete");
-	done = jobq_spi_getint64(0, 1, &isnull) > 0;
-	*kept = jobq_spi_getbool(0, 2, &isnull);
+	done = jobq_spi_getint64(0, COL_COMPLETE_COUNT, &isnull) > 0;
+	*kept = jobq_spi_getbool(0, COL_COMPLETE_KEPT, &isnull);
 	return done;
 }
 
@@ -297,9 +372,10 @@ jobq_complete(PG_FUNCTION_ARGS)
 /*
  * mark_accepted
  *	  Mark in accepted[] the (id, token) pairs the last statement returned
- *	  (columns 1 and 2): matching the token too, so that of a pair given
- *	  twice with different tokens only the right one is accepted.  Returns
- *	  how many rows it returned.  With a third column (whether the job went
+ *	  (COL_BATCH_ID, COL_BATCH_TOKEN): matching the token too, so that of a
+ *	  pair given twice with different tokens only the right one is
+ *	  accepted.  Returns
+ *	  how many rows it returned.  With COL_BATCH_KEPT (whether the job went
  *	  to history), *kept counts the true ones.
  */
 static int
@@ -312,8 +388,10 @@ mark_accepted(bool *accepted, Datum *id_items, Datum *token_items, int n, int *k
 		*kept = 0;
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
-		int64		id = DatumGetInt64(SPI_getbinval(tt->vals[r], tt->tupdesc, 1, &isnull));
-		pg_uuid_t  *token = DatumGetUUIDP(SPI_getbinval(tt->vals[r], tt->tupdesc, 2, &isnull));
+		int64		id = DatumGetInt64(SPI_getbinval(tt->vals[r], tt->tupdesc,
+													 COL_BATCH_ID, &isnull));
+		pg_uuid_t  *token = DatumGetUUIDP(SPI_getbinval(tt->vals[r], tt->tupdesc,
+														COL_BATCH_TOKEN, &isnull));
 
 		for (int i = 0; i < n; i++)
 			if (!accepted[i] && DatumGetInt64(id_items[i]) == id &&
@@ -323,7 +401,7 @@ mark_accepted(bool *accepted, Datum *id_items, Datum *token_items, int n, int *k
 				break;
 			}
 		if (kept != NULL &&
-			DatumGetBool(SPI_getbinval(tt->vals[r], tt->tupdesc, 3, &isnull)))
+			DatumGetBool(SPI_getbinval(tt->vals[r], tt->tupdesc, COL_BATCH_KEPT, &isnull)))
 			(*kept)++;
 	}
 	return (int) SPI_processed;
@@ -333,13 +411,6 @@ mark_accepted(bool *accepted, Datum *id_items, Datum *token_items, int n, int *k
  * complete_many_plain
  *	  Delete the jobs whose tokens match and whose queues keep no history;
  *	  returns how many.  values as in jobq_complete_batch.
- *
- *	  Both batch statements drive the join from the pairs (unnest: a few
- *	  rows to the planner) into the primary key, one probe per pair.  An
- *	  extra "j.id = ANY ($1)" scan looked equivalent, but with the queue
- *	  filter the generic plan then expected one row from it and ran
- *	  unnest again for every job found: 100 x 100 comparisons per batch,
- *	  2.9 times the instructions of the whole claim-and-complete cycle.
  */
 static int
 complete_many_plain(Datum *values, bool *accepted, Datum *id_items, Datum *token_items, int n)
@@ -347,18 +418,8 @@ complete_many_plain(Datum *values, bool *accepted, Datum *id_items, Datum *token
 	Datum		args[3] = {values[0], values[1], values[4]};
 	int			rc;
 
-	if (complete_many_plain_plan == NULL)
-	{
-		Oid			types[] = {INT8ARRAYOID, UUIDARRAYOID, TEXTARRAYOID};
-
-		complete_many_plain_plan = jobq_prepare(
-												"DELETE FROM jobq.jobs j"
-												" USING unnest($1, $2) AS i(id, token)"
-												" WHERE j.id = i.id AND j.token = i.token AND j.queue <> ALL ($3)"
-												" RETURNING j.id, j.token",
-												3, types);
-	}
-	rc = SPI_execute_plan(complete_many_plain_plan, args, NULL, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE_BATCH_PLAIN),
+						  args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_DELETE_RETURNING, "complete batch");
 	return mark_accepted(accepted, id_items, token_items, n, NULL);
 }
@@ -375,23 +436,8 @@ complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_item
 {
 	int			rc;
 
-	if (complete_many_plan == NULL)
-	{
-		Oid			types[] = {INT8ARRAYOID, UUIDARRAYOID, TIMESTAMPTZOID, JSONBARRAYOID,
-		TEXTARRAYOID};
-
-		complete_many_plan = jobq_prepare(
-										  "WITH i AS ("
-										  "  SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)),"
-										  " d AS ("
-										  "  DELETE FROM jobq.jobs j USING i"
-										  "  WHERE j.id = i.id AND j.token = i.token"
-										  "  RETURNING j.*, i.result AS new_result),"
-										  " h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")"
-										  " SELECT id, token, queue = ANY ($5) FROM d",
-										  5, types);
-	}
-	rc = SPI_execute_plan(complete_many_plan, values, nulls, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE_BATCH),
+						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "complete batch");
 	return mark_accepted(accepted, id_items, token_items, n, kept);
 }
@@ -585,22 +631,8 @@ jobq_fail(PG_FUNCTION_ARGS)
 	values[6] = PG_GETARG_DATUM(4);
 
 	jobq_spi_connect();
-	if (retry_plan == NULL)
-	{
-		Oid			types[] = {INT8OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID,
-		BOOLOID, BOOLOID};
-
-		retry_plan = jobq_prepare(
-								  "UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
-								  "  run_at = COALESCE($3, $4 + " JOBQ_BACKOFF_SQL("j.attempt", "q.backoff_base", "q.backoff_cap") "),"
-								  "  errors = " JOBQ_ERRORS_APPEND_SQL("j.errors", "j.attempt", "$4", "$5", "$6")
-								  " FROM jobq.queues q"
-								  " WHERE j.id = $1 AND j.token = $2"
-								  "   AND q.name = j.queue AND NOT $7 AND j.attempt < j.max_attempts"
-								  " RETURNING j.queue, NOT q.paused, j.run_at",
-								  7, types);
-	}
-	rc = SPI_execute_plan(retry_plan, values, nulls, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_FAIL_RETRY),
+						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "fail (retry)");
 	if (SPI_processed > 0)
 	{
@@ -622,23 +654,8 @@ jobq_fail(PG_FUNCTION_ARGS)
 		Datum		dv[5] = {values[0], values[1], values[3], values[4], values[5]};
 		char		dn[5] = {' ', ' ', ' ', nulls[4], ' '};
 
-		if (dead_plan == NULL)
-		{
-			Oid			types[] = {INT8OID, UUIDOID, TIMESTAMPTZOID, TEXTOID, BOOLOID};
-
-			dead_plan = jobq_prepare(
-									 "WITH d AS ("
-									 "  DELETE FROM jobq.jobs WHERE id = $1 AND token = $2"
-									 "  RETURNING *)"
-									 " INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS
-									 " SELECT d.id, d.queue, 'dead', d.priority, d.run_at, d.attempt, d.max_attempts,"
-									 "   NULL, d.worker, d.enqueued_at, d.claimed_at, $3, d.dedupe_key,"
-									 "   " JOBQ_ERRORS_APPEND_SQL("d.errors", "d.attempt", "$3", "$4", "$5") ","
-									 "   NULL, d.payload"
-									 " FROM d",
-									 5, types);
-		}
-		rc = SPI_execute_plan(dead_plan, dv, dn, false, 0);
+		rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_FAIL_DEAD),
+							  dv, dn, false, 0);
 		jobq_spi_check(rc, SPI_OK_INSERT, "fail (dead)");
 		if (SPI_processed > 0)
 			outcome = "dead";
@@ -682,24 +699,14 @@ jobq_extend(PG_FUNCTION_ARGS)
 	}
 
 	jobq_spi_connect();
-	if (extend_plan == NULL)
-	{
-		Oid			types[] = {INT8OID, UUIDOID, TIMESTAMPTZOID, INTERVALOID};
-
-		extend_plan = jobq_prepare(
-								   "UPDATE jobq.jobs j SET locked_until = $3 + COALESCE($4, q.lease)"
-								   " FROM jobq.queues q"
-								   " WHERE j.id = $1 AND j.token = $2"
-								   "   AND q.name = j.queue"
-								   " RETURNING j.locked_until",
-								   4, types);
-	}
-	rc = SPI_execute_plan(extend_plan, values, nulls, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_EXTEND),
+						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "extend");
 	found = SPI_processed > 0;
 	if (found)
 		until = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
-												  SPI_tuptable->tupdesc, 1, &isnull));
+												  SPI_tuptable->tupdesc, COL_EXTEND_UNTIL,
+												  &isnull));
 	else
 		jobq_count_stale(values[0]);
 	jobq_spi_finish();
@@ -727,20 +734,8 @@ jobq_release(PG_FUNCTION_ARGS)
 	values[1] = PG_GETARG_DATUM(1);
 
 	jobq_spi_connect();
-	if (release_plan == NULL)
-	{
-		Oid			types[] = {INT8OID, UUIDOID};
-
-		release_plan = jobq_prepare(
-									"UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
-									"  attempt = j.attempt - 1"
-									" FROM jobq.queues q"
-									" WHERE j.id = $1 AND j.token = $2"
-									"   AND q.name = j.queue"
-									" RETURNING j.queue, q.notify AND NOT q.paused, NOT q.paused",
-									2, types);
-	}
-	rc = SPI_execute_plan(release_plan, values, NULL, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_RELEASE),
+						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "release");
 	found = SPI_processed > 0;
 	if (found)

@@ -17,6 +17,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
@@ -25,13 +26,6 @@ PG_FUNCTION_INFO_V1(jobq_retry);
 PG_FUNCTION_INFO_V1(jobq_retry_queue);
 PG_FUNCTION_INFO_V1(jobq_cancel);
 PG_FUNCTION_INFO_V1(jobq_purge);
-
-static SPIPlanPtr retry_one_plan = NULL;
-static SPIPlanPtr retry_queue_plan = NULL;
-static SPIPlanPtr cancel_ready_plan = NULL;
-static SPIPlanPtr cancel_dead_plan = NULL;
-static SPIPlanPtr queue_exists_plan = NULL;
-static SPIPlanPtr purge_plan = NULL;
 
 /*
  * The re-drive of the dead jobs chosen by CTE c: insert them into the
@@ -53,6 +47,60 @@ static SPIPlanPtr purge_plan = NULL;
 	" del AS (DELETE FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT ins.id FROM ins)) RETURNING h.id)" \
 	" SELECT ins.queue, q.notify AND NOT q.paused, NOT q.paused" \
 	" FROM ins JOIN jobq.queues q ON q.name = ins.queue"
+
+/* The finished states (JOBQ_JOB_STATES), which purge takes */
+#define FINISHED_ONLY_LIVE(name)
+#define FINISHED_ONLY_FINISHED(name) CppAsString(name),
+#define FINISHED_STATE(name, kind) FINISHED_ONLY_##kind(name)
+
+static const char *const finished_states[] = {JOBQ_JOB_STATES(FINISHED_STATE)};
+
+enum
+{
+	ST_RETRY_JOB,
+	ST_RETRY_QUEUE,
+	ST_CANCEL_READY,
+	ST_CANCEL_DEAD,
+	ST_PURGE,
+	NUM_STATEMENTS
+};
+
+static const JobqStatement statements[NUM_STATEMENTS] = {
+	/* $1 id, $2 now */
+	[ST_RETRY_JOB] = {"retry_job",
+		"WITH c AS (SELECT id FROM jobq.history"
+		"  WHERE id = $1 AND state = 'dead' FOR UPDATE),"
+		REDRIVE_SQL,
+		2, {INT8OID, TIMESTAMPTZOID}},
+	/* $1 queue, $2 now; rows another session is handling are skipped */
+	[ST_RETRY_QUEUE] = {"retry_queue",
+		"WITH c AS (SELECT id FROM jobq.history"
+		"  WHERE queue = $1 AND state = 'dead' ORDER BY id"
+		"  FOR UPDATE SKIP LOCKED),"
+		REDRIVE_SQL,
+		2, {TEXTOID, TIMESTAMPTZOID}},
+	/* $1 id, $2 now */
+	[ST_CANCEL_READY] = {"cancel_ready",
+		"WITH d AS (DELETE FROM jobq.jobs WHERE id = $1 AND state = 'ready'"
+		"  RETURNING *)"
+		" " JOBQ_HISTORY_ROW_SQL("'cancelled'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$2",
+								 "d.errors", "NULL"),
+		2, {INT8OID, TIMESTAMPTZOID}},
+	[ST_CANCEL_DEAD] = {"cancel_dead",
+		"UPDATE jobq.history SET state = 'cancelled', finished_at = $2"
+		" WHERE id = $1 AND state = 'dead'",
+		2, {INT8OID, TIMESTAMPTZOID}},
+	/* $1 queue, $2 finished before, $3 state or NULL (every finished one) */
+	[ST_PURGE] = {"purge",
+		"DELETE FROM jobq.history"
+		" WHERE queue = $1 AND finished_at <= $2"
+		"   AND ($3::text IS NULL OR state = $3::jobq.job_state)",
+		3, {TEXTOID, TIMESTAMPTZOID, TEXTOID}},
+};
+
+static SPIPlanPtr plans[NUM_STATEMENTS];
+
+const JobqStatements jobq_admin_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
  * run_redrive
@@ -98,17 +146,7 @@ jobq_retry(PG_FUNCTION_ARGS)
 	values[1] = TimestampTzGetDatum(jobq_now());
 
 	jobq_spi_connect();
-	if (retry_one_plan == NULL)
-	{
-		Oid			types[] = {INT8OID, TIMESTAMPTZOID};
-
-		retry_one_plan = jobq_prepare(
-									  "WITH c AS (SELECT id FROM jobq.history"
-									  "  WHERE id = $1 AND state = 'dead' FOR UPDATE),"
-									  REDRIVE_SQL,
-									  2, types);
-	}
-	moved = run_redrive(retry_one_plan, values);
+	moved = run_redrive(jobq_plan(&jobq_admin_statements, ST_RETRY_JOB), values);
 	jobq_spi_finish();
 	PG_RETURN_BOOL(moved > 0);
 }
@@ -120,19 +158,9 @@ jobq_retry(PG_FUNCTION_ARGS)
 static void
 require_queue_exists(text *queue)
 {
-	Datum		arg = PointerGetDatum(queue);
-	int			rc;
+	JobqQueueSettings settings;
 
-	if (queue_exists_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID};
-
-		queue_exists_plan = jobq_prepare("SELECT 1 FROM jobq.queues WHERE name = $1",
-										 1, types);
-	}
-	rc = SPI_execute_plan(queue_exists_plan, &arg, NULL, false, 1);
-	jobq_spi_check(rc, SPI_OK_SELECT, "find queue");
-	if (SPI_processed == 0)
+	if (!jobq_queue_settings(queue, &settings))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("queue \"%s\" does not exist", text_to_cstring(queue))));
@@ -155,18 +183,7 @@ jobq_retry_queue(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	require_queue_exists(queue);
-	if (retry_queue_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, TIMESTAMPTZOID};
-
-		retry_queue_plan = jobq_prepare(
-										"WITH c AS (SELECT id FROM jobq.history"
-										"  WHERE queue = $1 AND state = 'dead' ORDER BY id"
-										"  FOR UPDATE SKIP LOCKED),"
-										REDRIVE_SQL,
-										2, types);
-	}
-	moved = run_redrive(retry_queue_plan, values);
+	moved = run_redrive(jobq_plan(&jobq_admin_statements, ST_RETRY_QUEUE), values);
 	jobq_spi_finish();
 	PG_RETURN_INT64(moved);
 }
@@ -190,30 +207,14 @@ jobq_cancel(PG_FUNCTION_ARGS)
 	values[1] = TimestampTzGetDatum(jobq_now());
 
 	jobq_spi_connect();
-	if (cancel_ready_plan == NULL)
-	{
-		Oid			types[] = {INT8OID, TIMESTAMPTZOID};
-
-		cancel_ready_plan = jobq_prepare(
-										 "WITH d AS (DELETE FROM jobq.jobs WHERE id = $1 AND state = 'ready'"
-										 "  RETURNING *)"
-										 " INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS
-										 " SELECT d.id, d.queue, 'cancelled', d.priority, d.run_at, d.attempt,"
-										 "   d.max_attempts, NULL, d.worker, d.enqueued_at, d.claimed_at, $2,"
-										 "   d.dedupe_key, d.errors, NULL, d.payload"
-										 " FROM d",
-										 2, types);
-		cancel_dead_plan = jobq_prepare(
-										"UPDATE jobq.history SET state = 'cancelled', finished_at = $2"
-										" WHERE id = $1 AND state = 'dead'",
-										2, types);
-	}
-	rc = SPI_execute_plan(cancel_ready_plan, values, NULL, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_READY),
+						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_INSERT, "cancel ready job");
 	done = SPI_processed > 0;
 	if (!done)
 	{
-		rc = SPI_execute_plan(cancel_dead_plan, values, NULL, false, 0);
+		rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_DEAD),
+							  values, NULL, false, 0);
 		jobq_spi_check(rc, SPI_OK_UPDATE, "cancel dead job");
 		done = SPI_processed > 0;
 	}
@@ -239,13 +240,17 @@ jobq_purge(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 	{
+		bool		finished = false;
+
 		state = text_to_cstring(PG_GETARG_TEXT_PP(1));
-		if (strcmp(state, "completed") != 0 && strcmp(state, "dead") != 0 &&
-			strcmp(state, "cancelled") != 0)
+		for (int i = 0; i < lengthof(finished_states); i++)
+			finished |= strcmp(state, finished_states[i]) == 0;
+		if (!finished)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("cannot purge jobs in state \"%s\"", state),
-					 errhint("Purge takes completed, dead or cancelled; cancel live jobs first.")));
+					 errhint("Purge takes %s; cancel live jobs first.",
+							 jobq_name_list(finished_states, lengthof(finished_states), "or"))));
 	}
 	jobq_require(fcinfo, 2, "older_than");
 	older_than = PG_GETARG_INTERVAL_P(2);
@@ -259,17 +264,8 @@ jobq_purge(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	require_queue_exists(queue);
-	if (purge_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, TIMESTAMPTZOID, TEXTOID};
-
-		purge_plan = jobq_prepare(
-								  "DELETE FROM jobq.history"
-								  " WHERE queue = $1 AND finished_at <= $2"
-								  "   AND ($3::text IS NULL OR state = $3::jobq.job_state)",
-								  3, types);
-	}
-	rc = SPI_execute_plan(purge_plan, values, state ? NULL : "  n", false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_PURGE),
+						  values, state ? NULL : "  n", false, 0);
 	jobq_spi_check(rc, SPI_OK_DELETE, "purge");
 	purged = (int64) SPI_processed;	/* NB: SPI_finish resets SPI_processed */
 	jobq_spi_finish();

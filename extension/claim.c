@@ -40,6 +40,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
@@ -72,10 +73,67 @@ PG_FUNCTION_INFO_V1(jobq_claim_any);
 
 /* Columns of a claim statement: the 8 of jobq_claim's result, then n */
 #define CLAIM_RESULT_COLS	8
+#define COL_CLAIM_POSITION	(CLAIM_RESULT_COLS + 1)
 
-static SPIPlanPtr claim_plan = NULL;
-static SPIPlanPtr claim_one_plan = NULL;
-static SPIPlanPtr next_due_plan = NULL;
+/*
+ * The statements.  Claims take $1 the queue name (claim_one) or names
+ * (claim_any), $2 now, $3 max_jobs, $4 the lease (claim_any: NULL for
+ * each queue's), $5 worker, $6 the tokens.
+ *
+ * claim_any: the LATERAL per queue keeps each index scan ordered and
+ * bounded by LIMIT even when several queues are named; the outer ORDER BY
+ * ... LIMIT then picks the best across queues.  Rows a lateral locked but
+ * the outer LIMIT dropped stay locked (not claimed) until the end of this
+ * transaction; other claimers just skip them.
+ *
+ * Both UPDATEs join an array of ids, not the ready rows themselves: a
+ * generic plan cannot know that LIMIT $3 is small, and for a join with
+ * them it chose a hash join over a scan of every job.  unnest() of an
+ * array is estimated at a few rows, so each id is probed through the
+ * primary key (sql/jobq_explain.sql checks this).
+ */
+enum
+{
+	ST_CLAIM_ANY,
+	ST_CLAIM_ONE,
+	ST_NEXT_DUE,
+	NUM_STATEMENTS
+};
+
+static const JobqStatement statements[NUM_STATEMENTS] = {
+	[ST_CLAIM_ANY] = {"claim_any",
+		"WITH q AS MATERIALIZED ("
+		"  SELECT name, lease FROM jobq.queues"
+		"  WHERE name = ANY ($1) AND NOT paused),"
+		" c AS ("
+		"  SELECT j.id, j.priority, j.run_at FROM q CROSS JOIN LATERAL ("
+		"    " JOBQ_READY_JOBS_SQL("j", "j.id, j.priority, j.run_at", "q.name", "NO KEY UPDATE") ") j"
+		"  ORDER BY " JOBQ_CLAIM_ORDER_SQL("j")
+		"  LIMIT $3)"
+		" " CLAIM_SET_SQL
+		"  locked_until = $2 + COALESCE($4, (SELECT q.lease FROM q WHERE q.name = j.queue)),"
+		"  claimed_at = $2, worker = $5"
+		" FROM unnest(ARRAY(SELECT c.id FROM c ORDER BY " JOBQ_CLAIM_ORDER_SQL("c") "))"
+		"   WITH ORDINALITY AS o(id, n)"
+		CLAIM_RETURN_SQL,
+		6, {TEXTARRAYOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID}},
+	[ST_CLAIM_ONE] = {"claim_one",
+		CLAIM_SET_SQL
+		"  locked_until = $2 + $4, claimed_at = $2, worker = $5"
+		" FROM unnest(" JOBQ_READY_IDS_SQL("NO KEY UPDATE") ")"
+		"   WITH ORDINALITY AS o(id, n)"
+		CLAIM_RETURN_SQL,
+		6, {TEXTOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID}},
+	/* $1 queues, $2 now: when the next delayed job comes due */
+	[ST_NEXT_DUE] = {"next_due",
+		"SELECT min(run_at) FROM jobq.jobs"
+		" WHERE queue = ANY ($1) AND state = 'ready' AND run_at > $2",
+		2, {TEXTARRAYOID, TIMESTAMPTZOID}},
+};
+
+static SPIPlanPtr plans[NUM_STATEMENTS];
+
+const JobqStatements jobq_claim_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
  * run_claim_any
@@ -88,46 +146,8 @@ run_claim_any(Datum *values, char *nulls)
 {
 	int			rc;
 
-	if (claim_plan == NULL)
-	{
-		Oid			types[] = {TEXTARRAYOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID,
-		UUIDARRAYOID};
-
-		/*
-		 * The LATERAL per queue keeps each index scan ordered and bounded by
-		 * LIMIT even when several queues are named; the outer ORDER BY ...
-		 * LIMIT then picks the best across queues.  Rows a lateral locked
-		 * but the outer LIMIT dropped stay locked (not claimed) until the
-		 * end of this transaction; other claimers just skip them.
-		 *
-		 * The UPDATE joins an array of ids, not c itself: a generic plan
-		 * cannot know that LIMIT $3 is small, and for a join with c it
-		 * chose a hash join over a scan of every job.  unnest() of an
-		 * array is estimated at a few rows, so each id is probed through
-		 * the primary key (sql/jobq_explain.sql checks this).
-		 */
-		claim_plan = jobq_prepare(
-								  "WITH q AS MATERIALIZED ("
-								  "  SELECT name, lease FROM jobq.queues"
-								  "  WHERE name = ANY ($1) AND NOT paused),"
-								  " c AS ("
-								  "  SELECT j.id, j.priority, j.run_at FROM q CROSS JOIN LATERAL ("
-								  "    SELECT j.id, j.priority, j.run_at FROM jobq.jobs j"
-								  "    WHERE j.queue = q.name AND j.state = 'ready' AND j.run_at <= $2"
-								  "    ORDER BY j.priority, j.run_at, j.id"
-								  "    LIMIT $3"
-								  "    FOR NO KEY UPDATE SKIP LOCKED) j"
-								  "  ORDER BY j.priority, j.run_at, j.id"
-								  "  LIMIT $3)"
-								  " " CLAIM_SET_SQL
-								  "  locked_until = $2 + COALESCE($4, (SELECT q.lease FROM q WHERE q.name = j.queue)),"
-								  "  claimed_at = $2, worker = $5"
-								  " FROM unnest(ARRAY(SELECT c.id FROM c ORDER BY c.priority, c.run_at, c.id))"
-								  "   WITH ORDINALITY AS o(id, n)"
-								  CLAIM_RETURN_SQL,
-								  6, types);
-	}
-	rc = SPI_execute_plan(claim_plan, values, nulls, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_claim_statements, ST_CLAIM_ANY),
+						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "claim");
 	return SPI_processed;
 }
@@ -146,19 +166,6 @@ run_claim_one(Datum *values, char *nulls, text *queue, JobqQueueSettings *settin
 	char		args_nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 	int			rc;
 
-	if (claim_one_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID,
-		UUIDARRAYOID};
-
-		claim_one_plan = jobq_prepare(
-									  CLAIM_SET_SQL
-									  "  locked_until = $2 + $4, claimed_at = $2, worker = $5"
-									  " FROM unnest(" JOBQ_READY_IDS_SQL("NO KEY UPDATE") ")"
-									  "   WITH ORDINALITY AS o(id, n)"
-									  CLAIM_RETURN_SQL,
-									  6, types);
-	}
 	args[0] = PointerGetDatum(queue);
 	args[1] = values[1];
 	args[2] = values[2];
@@ -167,7 +174,8 @@ run_claim_one(Datum *values, char *nulls, text *queue, JobqQueueSettings *settin
 	args[4] = values[4];
 	args_nulls[4] = nulls[4];
 	args[5] = values[5];
-	rc = SPI_execute_plan(claim_one_plan, args, args_nulls, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_claim_statements, ST_CLAIM_ONE),
+						  args, args_nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "claim");
 	return SPI_processed;
 }
@@ -210,18 +218,10 @@ next_due_ms(Datum queues)
 	Datum		due;
 	int			rc;
 
-	if (next_due_plan == NULL)
-	{
-		Oid			types[] = {TEXTARRAYOID, TIMESTAMPTZOID};
-
-		next_due_plan = jobq_prepare(
-									 "SELECT min(run_at) FROM jobq.jobs"
-									 " WHERE queue = ANY ($1) AND state = 'ready' AND run_at > $2",
-									 2, types);
-	}
 	values[0] = queues;
 	values[1] = TimestampTzGetDatum(now);
-	rc = SPI_execute_plan(next_due_plan, values, NULL, false, 1);
+	rc = SPI_execute_plan(jobq_plan(&jobq_claim_statements, ST_NEXT_DUE),
+						  values, NULL, false, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "next due job");
 	due = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	SPI_freetuptable(SPI_tuptable);
@@ -344,7 +344,7 @@ put_claimed_rows(Tuplestorestate *store, TupleDesc desc)
 
 		rows[i].tuple = tt->vals[i];
 		rows[i].position = DatumGetInt64(SPI_getbinval(tt->vals[i], tt->tupdesc,
-													   CLAIM_RESULT_COLS + 1, &isnull));
+													   COL_CLAIM_POSITION, &isnull));
 	}
 	qsort(rows, n, sizeof(ClaimedRow), claimed_row_cmp);
 	for (uint64 i = 0; i < n; i++)

@@ -45,10 +45,62 @@ PG_FUNCTION_INFO_V1(jobq_enqueue_batch);
 /* How often a dedupe conflict is retried when the holder vanishes */
 #define DEDUPE_RETRIES		10
 
-static SPIPlanPtr insert_plan = NULL;
-static SPIPlanPtr insert_keyed_plan = NULL;
-static SPIPlanPtr insert_many_plan = NULL;
-static SPIPlanPtr find_key_plan = NULL;
+/*
+ * The statements.  Each insert names every column it fills, as the direct
+ * insert (insert_job.c) does, so that all paths write the same row without
+ * relying on the table's defaults.  Two single inserts: ON CONFLICT makes
+ * every insert speculative (an extra index probe and an extra WAL record
+ * to confirm the insertion), which a job without a dedupe key can never
+ * need.  $1 queue, $2 payload (batch: payloads), $3 priority, $4 run_at,
+ * $5 max_attempts, $6 enqueued_at, $7 dedupe_key.
+ */
+#define ENQUEUE_SQL(CONFLICT) \
+	"INSERT INTO jobq.jobs (queue, state, priority, run_at, attempt, max_attempts," \
+	"                       enqueued_at, dedupe_key, payload)" \
+	" VALUES ($1, 'ready', $3, $4, 0, $5, $6, $7, $2)" \
+	CONFLICT \
+	" RETURNING id"
+
+enum
+{
+	ST_ENQUEUE,
+	ST_ENQUEUE_KEYED,
+	ST_ENQUEUE_BATCH,
+	ST_FIND_DEDUPE_KEY,
+	NUM_STATEMENTS
+};
+
+/* every statement here returns the job's id */
+#define COL_ID		1
+
+static const JobqStatement statements[NUM_STATEMENTS] = {
+	[ST_ENQUEUE] = {"enqueue",
+		ENQUEUE_SQL(""),
+		7, {TEXTOID, JSONBOID, INT2OID, TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID, TEXTOID}},
+	[ST_ENQUEUE_KEYED] = {"enqueue_keyed",
+		ENQUEUE_SQL(" ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"),
+		7, {TEXTOID, JSONBOID, INT2OID, TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID, TEXTOID}},
+	/*
+	 * Rows are inserted, and so returned, in input order: the RETURNING
+	 * rows are the ids of payloads 1, 2, ... in turn.
+	 */
+	[ST_ENQUEUE_BATCH] = {"enqueue_batch",
+		"INSERT INTO jobq.jobs (queue, state, priority, run_at, attempt, max_attempts,"
+		"                       enqueued_at, payload)"
+		" SELECT $1, 'ready', $3, $4, 0, $5, $6, p.payload"
+		" FROM unnest($2) WITH ORDINALITY AS p(payload, ord)"
+		" ORDER BY p.ord"
+		" RETURNING id",
+		6, {TEXTOID, JSONBARRAYOID, INT2OID, TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID}},
+	/* $1 queue, $2 dedupe_key: the live job holding the key */
+	[ST_FIND_DEDUPE_KEY] = {"find_dedupe_key",
+		"SELECT id FROM jobq.jobs WHERE queue = $1 AND dedupe_key = $2",
+		2, {TEXTOID, TEXTOID}},
+};
+
+static SPIPlanPtr plans[NUM_STATEMENTS];
+
+const JobqStatements jobq_enqueue_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /* The settings every job of one call shares, validated once */
 typedef struct EnqueueArgs
@@ -194,38 +246,6 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	int			rc;
 
-	/*
-	 * Two plans: ON CONFLICT makes every insert speculative (an extra index
-	 * probe and an extra WAL record to confirm the insertion), which a job
-	 * without a dedupe key can never need.
-	 */
-	if (insert_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, JSONBOID, INT2OID, TIMESTAMPTZOID, INT4OID,
-		TIMESTAMPTZOID, TEXTOID};
-
-#define ENQUEUE_SQL(CONFLICT) \
-		"INSERT INTO jobq.jobs (queue, state, priority, run_at, attempt, max_attempts," \
-		"                       enqueued_at, dedupe_key, payload)" \
-		" VALUES ($1, 'ready', $3, $4, 0, $5, $6, $7, $2)" \
-		CONFLICT \
-		" RETURNING id"
-
-		insert_plan = jobq_prepare(ENQUEUE_SQL(""), 7, types);
-		insert_keyed_plan = jobq_prepare(ENQUEUE_SQL(" ON CONFLICT (queue, dedupe_key)"
-													 " WHERE dedupe_key IS NOT NULL DO NOTHING"),
-										 7, types);
-#undef ENQUEUE_SQL
-	}
-	if (find_key_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, TEXTOID};
-
-		find_key_plan = jobq_prepare(
-									 "SELECT id FROM jobq.jobs WHERE queue = $1 AND dedupe_key = $2",
-									 2, types);
-	}
-
 	values[0] = PointerGetDatum(args->queue);
 	values[1] = JsonbPGetDatum(payload);
 	values[2] = Int16GetDatum(args->priority);
@@ -240,14 +260,15 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 	{
 		bool		isnull;
 
-		rc = SPI_execute_plan(dedupe_key ? insert_keyed_plan : insert_plan,
+		rc = SPI_execute_plan(jobq_plan(&jobq_enqueue_statements,
+										dedupe_key ? ST_ENQUEUE_KEYED : ST_ENQUEUE),
 							  values, nulls, false, 0);
 		jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "enqueue");
 		if (SPI_processed == 1)
 		{
 			announce_ready(args, 1);
 			*created = true;
-			return jobq_spi_getint64(0, 1, &isnull);
+			return jobq_spi_getint64(0, COL_ID, &isnull);
 		}
 
 		/*
@@ -257,13 +278,14 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 		{
 			Datum		kv[2] = {values[0], values[6]};
 
-			rc = SPI_execute_plan(find_key_plan, kv, NULL, false, 1);
+			rc = SPI_execute_plan(jobq_plan(&jobq_enqueue_statements, ST_FIND_DEDUPE_KEY),
+								  kv, NULL, false, 1);
 		}
 		jobq_spi_check(rc, SPI_OK_SELECT, "find dedupe key");
 		if (SPI_processed == 1)
 		{
 			*created = false;
-			return jobq_spi_getint64(0, 1, &isnull);
+			return jobq_spi_getint64(0, COL_ID, &isnull);
 		}
 	}
 	ereport(ERROR,
@@ -476,24 +498,6 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 		Datum		values[6];
 		bool		isnull;
 
-		if (insert_many_plan == NULL)
-		{
-			Oid			types[] = {TEXTOID, JSONBARRAYOID, INT2OID, TIMESTAMPTZOID, INT4OID,
-			TIMESTAMPTZOID};
-
-			/*
-			 * Rows are inserted, and so returned, in input order: the
-			 * RETURNING rows are the ids of payloads 1, 2, ... in turn.
-			 */
-			insert_many_plan = jobq_prepare(
-											"INSERT INTO jobq.jobs (queue, priority, run_at, max_attempts,"
-											"                       enqueued_at, payload)"
-											" SELECT $1, $3, $4, $5, $6, p.payload"
-											" FROM unnest($2) WITH ORDINALITY AS p(payload, ord)"
-											" ORDER BY p.ord"
-											" RETURNING id",
-											6, types);
-		}
 		values[0] = PointerGetDatum(args.queue);
 		values[1] = PointerGetDatum(payloads);
 		values[2] = Int16GetDatum(args.priority);
@@ -501,7 +505,8 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 		values[4] = args.max_attempts;
 		values[5] = TimestampTzGetDatum(args.now);
 
-		rc = SPI_execute_plan(insert_many_plan, values, NULL, false, 0);
+		rc = SPI_execute_plan(jobq_plan(&jobq_enqueue_statements, ST_ENQUEUE_BATCH),
+							  values, NULL, false, 0);
 		jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "enqueue batch");
 		if (SPI_processed != nitems)
 			elog(ERROR, "jobq: batch inserted " UINT64_FORMAT " jobs, expected %d",
@@ -509,7 +514,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 		announce_ready(&args, nitems);
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
-			out[0] = Int64GetDatum(jobq_spi_getint64(i, 1, &isnull));
+			out[0] = Int64GetDatum(jobq_spi_getint64(i, COL_ID, &isnull));
 			out[1] = BoolGetDatum(true);
 			tuplestore_putvalues(store, desc, out, out_nulls);
 		}

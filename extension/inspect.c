@@ -24,9 +24,84 @@ PG_FUNCTION_INFO_V1(jobq_job);
 PG_FUNCTION_INFO_V1(jobq_list);
 PG_FUNCTION_INFO_V1(jobq_wait_stats);
 
-static SPIPlanPtr stats_plan = NULL;
-static SPIPlanPtr job_plan = NULL;
-static SPIPlanPtr list_plan = NULL;
+/*
+ * The states jobq_list takes: every job state (JOBQ_JOB_STATES), and
+ * delayed, a ready job whose run_at is ahead.
+ */
+#define STATE_NAME(name, kind) CppAsString(name),
+
+static const char *const list_states[] = {JOBQ_JOB_STATES(STATE_NAME) "delayed"};
+
+/*
+ * The statements.  Their result columns are the SQL functions' own
+ * (jobq_srf_put_spi passes rows through).
+ */
+enum
+{
+	ST_STATS,
+	ST_JOB,
+	ST_LIST,
+	NUM_STATEMENTS
+};
+
+static const JobqStatement statements[NUM_STATEMENTS] = {
+	/* $1 now, $2 queue or NULL (every queue) */
+	[ST_STATS] = {"stats",
+		"SELECT q.name, q.paused,"
+		"  COALESCE(l.ready, 0), COALESCE(l.delayed, 0), COALESCE(l.running, 0),"
+		"  COALESCE(l.expired, 0), COALESCE(h.dead, 0), COALESCE(h.completed, 0),"
+		"  COALESCE(h.cancelled, 0), $1 - l.oldest,"
+		"  COALESCE((SELECT sum(s.count) FROM jobq.stale_acks s"
+		"            WHERE s.queue = q.name), 0)::bigint"
+		" FROM jobq.queues q"
+		" LEFT JOIN LATERAL ("
+		"   SELECT count(*) FILTER (WHERE state = 'ready' AND run_at <= $1) AS ready,"
+		"     count(*) FILTER (WHERE state = 'ready' AND run_at > $1) AS delayed,"
+		"     count(*) FILTER (WHERE state = 'running') AS running,"
+		"     count(*) FILTER (WHERE state = 'running' AND locked_until < $1) AS expired,"
+		"     min(run_at) FILTER (WHERE state = 'ready' AND run_at <= $1) AS oldest"
+		"   FROM jobq.jobs j WHERE j.queue = q.name) l ON true"
+		" LEFT JOIN LATERAL ("
+		"   SELECT count(*) FILTER (WHERE state = 'dead') AS dead,"
+		"     count(*) FILTER (WHERE state = 'completed') AS completed,"
+		"     count(*) FILTER (WHERE state = 'cancelled') AS cancelled"
+		"   FROM jobq.history h WHERE h.queue = q.name) h ON true"
+		" WHERE $2::text IS NULL OR q.name = $2"
+		" ORDER BY q.name",
+		2, {TIMESTAMPTZOID, TEXTOID}},
+	/* $1 id */
+	[ST_JOB] = {"job",
+		"SELECT id, queue, state::text, payload, priority::integer, run_at, attempt,"
+		"  max_attempts, locked_until, worker, enqueued_at, claimed_at,"
+		"  NULL::timestamptz, dedupe_key, errors, NULL::jsonb"
+		" FROM jobq.jobs WHERE id = $1"
+		" UNION ALL"
+		" SELECT id, queue, state::text, payload, priority::integer, run_at, attempt,"
+		"  max_attempts, NULL::timestamptz, worker, enqueued_at, claimed_at,"
+		"  finished_at, dedupe_key, errors, result"
+		" FROM jobq.history WHERE id = $1",
+		1, {INT8OID}},
+	/* $1 queue, $2 state or NULL, $3 max_rows, $4 now */
+	[ST_LIST] = {"list",
+		"SELECT * FROM ("
+		"  SELECT id,"
+		"    CASE WHEN state = 'ready' AND run_at > $4 THEN 'delayed'"
+		"         ELSE state::text END AS st,"
+		"    priority::integer, run_at, attempt, max_attempts, enqueued_at,"
+		"    NULL::timestamptz, errors -> -1 ->> 'error'"
+		"  FROM jobq.jobs WHERE queue = $1"
+		"  UNION ALL"
+		"  SELECT id, state::text, priority::integer, run_at, attempt, max_attempts,"
+		"    enqueued_at, finished_at, errors -> -1 ->> 'error'"
+		"  FROM jobq.history WHERE queue = $1) x"
+		" WHERE $2::text IS NULL OR x.st = $2"
+		" ORDER BY id LIMIT $3",
+		4, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID}},
+};
+
+static SPIPlanPtr plans[NUM_STATEMENTS];
+
+const JobqStatements jobq_inspect_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
  * jobq_stats(queue) -> setof (queue, paused, ready, delayed, running,
@@ -55,35 +130,8 @@ jobq_stats(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
-	if (stats_plan == NULL)
-	{
-		Oid			types[] = {TIMESTAMPTZOID, TEXTOID};
-
-		stats_plan = jobq_prepare(
-								  "SELECT q.name, q.paused,"
-								  "  COALESCE(l.ready, 0), COALESCE(l.delayed, 0), COALESCE(l.running, 0),"
-								  "  COALESCE(l.expired, 0), COALESCE(h.dead, 0), COALESCE(h.completed, 0),"
-								  "  COALESCE(h.cancelled, 0), $1 - l.oldest,"
-								  "  COALESCE((SELECT sum(s.count) FROM jobq.stale_acks s"
-								  "            WHERE s.queue = q.name), 0)::bigint"
-								  " FROM jobq.queues q"
-								  " LEFT JOIN LATERAL ("
-								  "   SELECT count(*) FILTER (WHERE state = 'ready' AND run_at <= $1) AS ready,"
-								  "     count(*) FILTER (WHERE state = 'ready' AND run_at > $1) AS delayed,"
-								  "     count(*) FILTER (WHERE state = 'running') AS running,"
-								  "     count(*) FILTER (WHERE state = 'running' AND locked_until < $1) AS expired,"
-								  "     min(run_at) FILTER (WHERE state = 'ready' AND run_at <= $1) AS oldest"
-								  "   FROM jobq.jobs j WHERE j.queue = q.name) l ON true"
-								  " LEFT JOIN LATERAL ("
-								  "   SELECT count(*) FILTER (WHERE state = 'dead') AS dead,"
-								  "     count(*) FILTER (WHERE state = 'completed') AS completed,"
-								  "     count(*) FILTER (WHERE state = 'cancelled') AS cancelled"
-								  "   FROM jobq.history h WHERE h.queue = q.name) h ON true"
-								  " WHERE $2::text IS NULL OR q.name = $2"
-								  " ORDER BY q.name",
-								  2, types);
-	}
-	rc = SPI_execute_plan(stats_plan, values, nulls, true, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_STATS),
+						  values, nulls, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "stats");
 	jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();
@@ -108,23 +156,8 @@ jobq_job(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
-	if (job_plan == NULL)
-	{
-		Oid			types[] = {INT8OID};
-
-		job_plan = jobq_prepare(
-								"SELECT id, queue, state::text, payload, priority::integer, run_at, attempt,"
-								"  max_attempts, locked_until, worker, enqueued_at, claimed_at,"
-								"  NULL::timestamptz, dedupe_key, errors, NULL::jsonb"
-								" FROM jobq.jobs WHERE id = $1"
-								" UNION ALL"
-								" SELECT id, queue, state::text, payload, priority::integer, run_at, attempt,"
-								"  max_attempts, NULL::timestamptz, worker, enqueued_at, claimed_at,"
-								"  finished_at, dedupe_key, errors, result"
-								" FROM jobq.history WHERE id = $1",
-								1, types);
-	}
-	rc = SPI_execute_plan(job_plan, &id, NULL, true, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_JOB),
+						  &id, NULL, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "job");
 	jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();
@@ -140,9 +173,6 @@ jobq_job(PG_FUNCTION_ARGS)
 Datum
 jobq_list(PG_FUNCTION_ARGS)
 {
-	static const char *const states[] = {
-		"ready", "delayed", "running", "completed", "dead", "cancelled"
-	};
 	Datum		values[4];
 	char		nulls[4] = {' ', ' ', ' ', ' '};
 	TupleDesc	desc;
@@ -157,13 +187,14 @@ jobq_list(PG_FUNCTION_ARGS)
 		char	   *state = text_to_cstring(PG_GETARG_TEXT_PP(1));
 		bool		known = false;
 
-		for (int i = 0; i < lengthof(states); i++)
-			known |= strcmp(state, states[i]) == 0;
+		for (int i = 0; i < lengthof(list_states); i++)
+			known |= strcmp(state, list_states[i]) == 0;
 		if (!known)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown job state \"%s\"", state),
-					 errhint("States are ready, delayed, running, completed, dead and cancelled.")));
+					 errhint("States are %s.",
+							 jobq_name_list(list_states, lengthof(list_states), "and"))));
 		values[1] = PG_GETARG_DATUM(1);
 		nulls[1] = ' ';
 	}
@@ -174,27 +205,8 @@ jobq_list(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
-	if (list_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID};
-
-		list_plan = jobq_prepare(
-								 "SELECT * FROM ("
-								 "  SELECT id,"
-								 "    CASE WHEN state = 'ready' AND run_at > $4 THEN 'delayed'"
-								 "         ELSE state::text END AS st,"
-								 "    priority::integer, run_at, attempt, max_attempts, enqueued_at,"
-								 "    NULL::timestamptz, errors -> -1 ->> 'error'"
-								 "  FROM jobq.jobs WHERE queue = $1"
-								 "  UNION ALL"
-								 "  SELECT id, state::text, priority::integer, run_at, attempt, max_attempts,"
-								 "    enqueued_at, finished_at, errors -> -1 ->> 'error'"
-								 "  FROM jobq.history WHERE queue = $1) x"
-								 " WHERE $2::text IS NULL OR x.st = $2"
-								 " ORDER BY id LIMIT $3",
-								 4, types);
-	}
-	rc = SPI_execute_plan(list_plan, values, nulls, true, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_LIST),
+						  values, nulls, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "list");
 	jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();

@@ -149,3 +149,24 @@ TO jobq_producer, jobq_worker, jobq_monitor, jobq_admin;
 
 COMMENT ON FUNCTION @extschema@.jobq_limits() IS
     'The limits the server was built with: name, value and unit.';
+
+
+/* ========================================================================
+ * Statements as data (issue 12, CODE-REVIEW R3).
+ *
+ * The C declares each statement it runs once, in a table next to its code
+ * (extension/spi.c).  jobq._statement(name) returns a statement's text, so
+ * that tests EXPLAIN the very text the C prepares instead of a copy.
+ * Internal: it reads no table, and EXECUTE is granted to no role (the
+ * regression suite runs as a superuser).
+ * ======================================================================== */
+CREATE FUNCTION jobq._statement(name text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'jobq_statement'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION jobq._statement(text) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION jobq._statement(text) FROM PUBLIC;
+COMMENT ON FUNCTION jobq._statement(text) IS
+    'Internal: the text of the statement the C runs under this name, for tests.';

@@ -88,13 +88,64 @@ extern void jobq_relay_round(void);
 extern void jobq_sweep_run(text *queue, int64 max_rows, int64 *out);
 extern void jobq_register_sweepers(void);
 
-/* plans.c */
+/*
+ * spi.c: the statements of each file, declared as data (a table indexed by
+ * the file's enum of statements), and the plan cache of each table.
+ */
+#define JOBQ_STATEMENT_MAX_ARGS		16
+
+typedef struct JobqStatement
+{
+	const char *name;			/* unique across tables: jobq._statement(name) */
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[JOBQ_STATEMENT_MAX_ARGS];
+} JobqStatement;
+
+typedef struct JobqStatements
+{
+	const JobqStatement *statements;	/* indexed by the file's enum */
+	int			count;
+	SPIPlanPtr *plans;			/* count slots, NULL until prepared; spi.c's */
+	void		(*build) (void);	/* fills in texts made once at run time, or
+									 * NULL when all are literals */
+} JobqStatements;
+
+extern SPIPlanPtr jobq_prepare_statement(const JobqStatements *set, int index);
+
+/*
+ * jobq_plan
+ *	  The plan of statement index of set, prepared on first use (inside
+ *	  SPI) and kept for the backend's life.
+ */
+static inline SPIPlanPtr
+jobq_plan(const JobqStatements *set, int index)
+{
+	SPIPlanPtr	plan = set->plans[index];
+
+	if (unlikely(plan == NULL))
+		plan = jobq_prepare_statement(set, index);
+	return plan;
+}
+
+/* The tables, one per file (spi.c lists them for jobq._statement) */
+extern const JobqStatements jobq_ack_statements;
+extern const JobqStatements jobq_admin_statements;
+extern const JobqStatements jobq_claim_statements;
+extern const JobqStatements jobq_enqueue_statements;
+extern const JobqStatements jobq_inspect_statements;
+extern const JobqStatements jobq_pop_statements;
+extern const JobqStatements jobq_queue_cache_statements;
+extern const JobqStatements jobq_queues_statements;
+extern const JobqStatements jobq_sweep_statements;
+
 extern SPIPlanPtr jobq_prepare(const char *sql, int nargs, Oid *argtypes);
 extern void jobq_spi_connect(void);
 extern void jobq_spi_finish(void);
 extern void jobq_spi_check(int rc, int expected, const char *what);
 extern Tuplestorestate *jobq_srf_begin(FunctionCallInfo fcinfo, TupleDesc *tupdesc);
 extern void jobq_srf_put_spi(Tuplestorestate *store, TupleDesc desc);
+extern void jobq_srf_put_spi_by_name(Tuplestorestate *store, TupleDesc desc);
 extern int64 jobq_spi_getint64(uint64 row, int col, bool *isnull);
 extern void *jobq_xact_array_grow(void *array, int *cap, Size elemsize);
 extern bool jobq_spi_getbool(uint64 row, int col, bool *isnull);
@@ -112,6 +163,7 @@ extern void jobq_check_payload(Jsonb *value, const char *argname);
 extern text *jobq_worker_arg(FunctionCallInfo fcinfo, int argno);
 extern TimestampTz jobq_add_interval(TimestampTz t, const Interval *span);
 extern TimestampTz jobq_now(void);
+extern char *jobq_name_list(const char *const *names, int n, const char *conjunction);
 
 /* queue_cache.c */
 typedef struct JobqQueueSettings
@@ -135,52 +187,5 @@ extern bool jobq_insert_job(text *queue, int16 priority, TimestampTz run_at,
 
 /* ack.c */
 extern void jobq_count_stale(Datum job_id);
-
-/*
- * SQL fragments shared by several statements, so that fail, sweep and the
- * history moves compute the same thing.
- *
- * JOBQ_BACKOFF_SQL: the retry delay after attempt number ATT, exponential
- * from BASE, capped at CAP, scaled by a random factor in [0.5, 1] ("equal
- * jitter") so that jobs failing together do not retry together.  Computed
- * in float seconds: base * 2^(att-1) can overflow an interval, a double
- * cannot (the exponent is clamped).
- */
-#define JOBQ_BACKOFF_SQL(ATT, BASE, CAP) \
-	"pg_catalog.make_interval(secs => " \
-	"  LEAST(EXTRACT(EPOCH FROM " CAP ")::float8, " \
-	"        EXTRACT(EPOCH FROM " BASE ")::float8 * pg_catalog.power(2::float8, LEAST(GREATEST(" ATT " - 1, 0), 60))) " \
-	"  * (0.5 + pg_catalog.random() * 0.5))"
-
-/*
- * JOBQ_ERRORS_APPEND_SQL: ERRS with one error object appended, keeping the
- * newest JOBQ_ERRORS_KEPT (one is appended at a time, so dropping the
- * first element is enough to stay bounded).
- */
-#define JOBQ_ERRORS_APPEND_SQL(ERRS, ATT, AT, MSG, TRUNC) \
-	"(SELECT CASE WHEN pg_catalog.jsonb_array_length(e) > " CppAsString2(JOBQ_ERRORS_KEPT) " THEN e OPERATOR(pg_catalog.-) 0 ELSE e END " \
-	" FROM (SELECT COALESCE(" ERRS ", '[]'::jsonb) OPERATOR(pg_catalog.||) " \
-	"   pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt', " ATT ", 'at', " AT \
-	"   , 'error', " MSG ", 'truncated', " TRUNC "))) AS x(e))"
-
-/*
- * JOBQ_READY_IDS_SQL: the ids of up to $3 ready jobs of queue $1 due by $2,
- * in claim order through jobs_claim_idx, locked with LOCK ("NO KEY UPDATE"
- * to claim them, "UPDATE" to delete them) and SKIP LOCKED.  As an array,
- * so that the statement around it finds the rows through the primary key
- * whatever its generic plan assumes about LIMIT $3 (see claim.c).
- */
-#define JOBQ_READY_IDS_SQL(LOCK) \
-	"ARRAY(" \
-	"    SELECT c.id FROM jobq.jobs c" \
-	"    WHERE c.queue = $1 AND c.state = 'ready' AND c.run_at <= $2" \
-	"    ORDER BY c.priority, c.run_at, c.id" \
-	"    LIMIT $3" \
-	"    FOR " LOCK " SKIP LOCKED)"
-
-/* The columns of a move from jobq.jobs (alias d) into jobq.history */
-#define JOBQ_HISTORY_COLUMNS \
-	"(id, queue, state, priority, run_at, attempt, max_attempts, token, worker," \
-	" enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payload)"
 
 #endif							/* JOBQ_H */

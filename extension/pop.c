@@ -30,6 +30,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
 
@@ -38,12 +39,11 @@ PG_FUNCTION_INFO_V1(jobq_pop);
 #define ARG_QUEUE		0
 #define ARG_MAX_JOBS	1
 
-static SPIPlanPtr pop_plan = NULL;
-static SPIPlanPtr pop_into_history_plan = NULL;
-
 /*
- * The DELETE of up to $3 ready jobs of queue $1 due by $2, in claim order,
- * as CTE d.
+ * The statements: $1 queue, $2 now, $3 max_jobs.  CTE d deletes up to $3
+ * ready jobs of the queue due by $2, in claim order; the result is
+ * jobq_pop's, in that order.  pop_history also writes the history row of
+ * each job, for a queue that keeps completed history.
  */
 #define POP_DELETE_SQL \
 	"WITH d AS (" \
@@ -52,8 +52,33 @@ static SPIPlanPtr pop_into_history_plan = NULL;
 	"  RETURNING j.*)"
 
 #define POP_RESULT_SQL \
-	" SELECT id, queue, payload, attempt + 1, enqueued_at FROM d" \
-	" ORDER BY priority, run_at, id"
+	" SELECT d.id, d.queue, d.payload, d.attempt + 1, d.enqueued_at FROM d" \
+	" ORDER BY " JOBQ_CLAIM_ORDER_SQL("d")
+
+enum
+{
+	ST_POP,
+	ST_POP_HISTORY,
+	NUM_STATEMENTS
+};
+
+static const JobqStatement statements[NUM_STATEMENTS] = {
+	[ST_POP] = {"pop",
+		POP_DELETE_SQL POP_RESULT_SQL,
+		3, {TEXTOID, TIMESTAMPTZOID, INT8OID}},
+	[ST_POP_HISTORY] = {"pop_history",
+		POP_DELETE_SQL ","
+		" h AS ("
+		JOBQ_HISTORY_ROW_SQL("'completed'", "d.attempt + 1", "NULL", "NULL", "$2", "$2",
+							 "d.errors", "NULL")
+		")"
+		POP_RESULT_SQL,
+		3, {TEXTOID, TIMESTAMPTZOID, INT8OID}},
+};
+
+static SPIPlanPtr plans[NUM_STATEMENTS];
+
+const JobqStatements jobq_pop_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
  * jobq_pop(queue text, max_jobs integer) -> setof (id, queue, payload,
@@ -83,32 +108,11 @@ jobq_pop(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 
-	if (pop_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, TIMESTAMPTZOID, INT8OID};
-
-		pop_plan = jobq_prepare(POP_DELETE_SQL POP_RESULT_SQL,
-								3, types);
-	}
-	if (pop_into_history_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, TIMESTAMPTZOID, INT8OID};
-
-		pop_into_history_plan = jobq_prepare(
-											 POP_DELETE_SQL ","
-											 " h AS ("
-											 "  INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS
-											 "  SELECT d.id, d.queue, 'completed', d.priority, d.run_at,"
-											 "    d.attempt + 1, d.max_attempts, NULL, NULL, d.enqueued_at,"
-											 "    $2, $2, d.dedupe_key, d.errors, NULL, d.payload"
-											 "  FROM d)"
-											 POP_RESULT_SQL,
-											 3, types);
-	}
 	values[0] = PointerGetDatum(queue);
 	values[1] = TimestampTzGetDatum(jobq_now());
 	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(ARG_MAX_JOBS));
-	rc = SPI_execute_plan(settings.keeps_completed ? pop_into_history_plan : pop_plan,
+	rc = SPI_execute_plan(jobq_plan(&jobq_pop_statements,
+									settings.keeps_completed ? ST_POP_HISTORY : ST_POP),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "pop");
 	jobq_srf_put_spi(store, desc);

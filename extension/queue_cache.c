@@ -97,8 +97,41 @@ static ArrayType *history_queues = NULL;
 static bool callback_registered = false;
 
 static bool lookup(const char *key, JobqQueueSettings *out);
-static SPIPlanPtr settings_plan = NULL;
-static SPIPlanPtr history_queues_plan = NULL;
+/*
+ * The statements, read with the latest snapshot (see above): a queue's
+ * settings ($1 its name; COL_SETTINGS_*), and the names of the queues that
+ * keep completed history.
+ */
+enum
+{
+	ST_QUEUE_SETTINGS,
+	ST_HISTORY_QUEUES,
+	NUM_STATEMENTS
+};
+
+#define COL_SETTINGS_MAX_ATTEMPTS	1
+#define COL_SETTINGS_PAUSED			2
+#define COL_SETTINGS_NOTIFY			3
+#define COL_SETTINGS_LEASE			4
+#define COL_SETTINGS_KEEPS_COMPLETED 5
+#define COL_HISTORY_QUEUES			1
+
+static const JobqStatement statements[NUM_STATEMENTS] = {
+	[ST_QUEUE_SETTINGS] = {"queue_settings",
+		"SELECT max_attempts, paused, notify, lease,"
+		" completed_retention > interval '0'"
+		" FROM jobq.queues WHERE name = $1",
+		1, {TEXTOID}},
+	[ST_HISTORY_QUEUES] = {"history_queues",
+		"SELECT COALESCE(array_agg(name), '{}')"
+		" FROM jobq.queues"
+		" WHERE completed_retention > interval '0'",
+		0, {InvalidOid}},
+};
+
+static SPIPlanPtr plans[NUM_STATEMENTS];
+
+const JobqStatements jobq_queue_cache_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
  * queue_cache_inval
@@ -226,17 +259,9 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 	if (lookup(key, out))
 		return true;
 
-	if (settings_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID};
-
-		settings_plan = jobq_prepare("SELECT max_attempts, paused, notify, lease,"
-									 " completed_retention > interval '0'"
-									 " FROM jobq.queues WHERE name = $1",
-									 1, types);
-	}
 	before = inval_count;
-	rc = SPI_execute_snapshot(settings_plan, &arg, NULL, GetLatestSnapshot(),
+	rc = SPI_execute_snapshot(jobq_plan(&jobq_queue_cache_statements, ST_QUEUE_SETTINGS),
+							  &arg, NULL, GetLatestSnapshot(),
 							  InvalidSnapshot, false, false, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "read queue settings");
 	if (SPI_processed == 0)
@@ -245,12 +270,14 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 		return false;
 	}
 	out->max_attempts = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
-													SPI_tuptable->tupdesc, 1, &isnull));
-	out->paused = jobq_spi_getbool(0, 2, &isnull);
-	out->notify = jobq_spi_getbool(0, 3, &isnull);
+													SPI_tuptable->tupdesc,
+													COL_SETTINGS_MAX_ATTEMPTS, &isnull));
+	out->paused = jobq_spi_getbool(0, COL_SETTINGS_PAUSED, &isnull);
+	out->notify = jobq_spi_getbool(0, COL_SETTINGS_NOTIFY, &isnull);
 	out->lease = *DatumGetIntervalP(SPI_getbinval(SPI_tuptable->vals[0],
-												  SPI_tuptable->tupdesc, 4, &isnull));
-	out->keeps_completed = jobq_spi_getbool(0, 5, &isnull);
+												  SPI_tuptable->tupdesc,
+												  COL_SETTINGS_LEASE, &isnull));
+	out->keeps_completed = jobq_spi_getbool(0, COL_SETTINGS_KEEPS_COMPLETED, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 
 	/*
@@ -296,16 +323,13 @@ jobq_history_queues(void)
 	if (history_queues != NULL)
 		return (ArrayType *) pg_detoast_datum_copy((struct varlena *) history_queues);
 
-	if (history_queues_plan == NULL)
-		history_queues_plan = jobq_prepare("SELECT COALESCE(array_agg(name), '{}')"
-										   " FROM jobq.queues"
-										   " WHERE completed_retention > interval '0'",
-										   0, NULL);
 	before = inval_count;
-	rc = SPI_execute_snapshot(history_queues_plan, NULL, NULL, GetLatestSnapshot(),
+	rc = SPI_execute_snapshot(jobq_plan(&jobq_queue_cache_statements, ST_HISTORY_QUEUES),
+							  NULL, NULL, GetLatestSnapshot(),
 							  InvalidSnapshot, false, false, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "read queues that keep history");
-	names = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	names = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+						  COL_HISTORY_QUEUES, &isnull);
 	Assert(!isnull);
 	result = DatumGetArrayTypePCopy(names);
 	SPI_freetuptable(SPI_tuptable);

@@ -20,7 +20,9 @@
 
 #include "catalog/pg_type.h"
 #include "storage/lockdefs.h"
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(jobq_create_queue);
 PG_FUNCTION_INFO_V1(jobq_alter_queue);
@@ -29,32 +31,155 @@ PG_FUNCTION_INFO_V1(jobq_pause);
 PG_FUNCTION_INFO_V1(jobq_resume);
 PG_FUNCTION_INFO_V1(jobq_queues);
 
-/* Argument positions shared by create and alter */
-#define ARG_QUEUE			0
-#define ARG_LEASE			1
-#define ARG_MAX_ATTEMPTS	2
-#define ARG_BACKOFF_BASE	3
-#define ARG_BACKOFF_CAP		4
-#define ARG_COMPLETED_RET	5
-#define ARG_DEAD_RET		6
-#define ARG_NOTIFY			7
-#define NUM_SETTINGS		8
+/*
+ * The settings (JOBQ_QUEUE_SETTINGS in jobq-contract.h): each is an
+ * argument of create and alter, at ARG_<name> after the queue, and a
+ * column of jobq.queues of the same name.
+ */
+#define SETTING_ARG(name, kind, min, max, def) ARG_##name,
+enum
+{
+	ARG_QUEUE,
+	JOBQ_QUEUE_SETTINGS(SETTING_ARG)
+	NUM_ARGS
+};
+
+#define NUM_SETTINGS		(NUM_ARGS - 1)
+
+/* What the kinds of settings are in SQL and how they are checked */
+typedef enum SettingKind
+{
+	KIND_SECONDS,				/* an interval, bounds in seconds */
+	KIND_INTEGER,
+	KIND_BOOLEAN
+} SettingKind;
+
+#define KIND_TYPE_SECONDS	INTERVALOID
+#define KIND_TYPE_INTEGER	INT4OID
+#define KIND_TYPE_BOOLEAN	BOOLOID
+
+typedef struct SettingDef
+{
+	const char *name;
+	SettingKind kind;
+	Oid			type;
+	int64		min;
+	int64		max;
+	int64		def;			/* seconds, the number, or 0/1 */
+} SettingDef;
+
+#define SETTING_DEF(name, kind, min, max, def) \
+	{CppAsString(name), KIND_##kind, KIND_TYPE_##kind, min, max, def},
+
+/* settings[i] is argument i + 1 */
+static const SettingDef settings[NUM_SETTINGS] = {JOBQ_QUEUE_SETTINGS(SETTING_DEF)};
+
+/* ", lease, max_attempts, ...": the setting columns, after another */
+#define SETTING_COLUMN(name, kind, min, max, def) ", " CppAsString(name)
+#define SETTING_COLUMNS		JOBQ_QUEUE_SETTINGS(SETTING_COLUMN)
 
 /*
- * Plans, prepared on first use and kept for the backend's life (plans.c
- * explains why).
+ * The statements.  create_queue and alter_queue have a parameter per
+ * setting, so their texts (and types) are made once per backend from the
+ * settings (build_statements): fixed pieces, never values.
  */
-static SPIPlanPtr insert_plan = NULL;
-static SPIPlanPtr lock_plan = NULL;
-static SPIPlanPtr update_plan = NULL;
-static SPIPlanPtr live_jobs_plan = NULL;
-static SPIPlanPtr drop_plan = NULL;
-static SPIPlanPtr pause_plan = NULL;
-static SPIPlanPtr list_plan = NULL;
+enum
+{
+	ST_CREATE_QUEUE,
+	ST_LOCK_QUEUE,
+	ST_ALTER_QUEUE,
+	ST_COUNT_LIVE_JOBS,
+	ST_DROP_QUEUE,
+	ST_SET_PAUSED,
+	ST_QUEUES,
+	NUM_STATEMENTS
+};
 
-static const char *const settings_sql_columns =
-	"lease, max_attempts, backoff_base, backoff_cap,"
-	" completed_retention, dead_retention, notify";
+/* count_live_jobs */
+#define COL_LIVE_COUNT		1
+
+static void build_statements(void);
+
+static JobqStatement statements[NUM_STATEMENTS] = {
+	/* $1 queue, a setting each, then created_at: made by build_statements */
+	[ST_CREATE_QUEUE] = {"create_queue", NULL, 0, {InvalidOid}},
+	/* $1 queue: its settings after the name, the row locked */
+	[ST_LOCK_QUEUE] = {"lock_queue",
+		"SELECT name" SETTING_COLUMNS " FROM jobq.queues WHERE name = $1 FOR UPDATE",
+		1, {TEXTOID}},
+	/* $1 queue, a setting each: made by build_statements */
+	[ST_ALTER_QUEUE] = {"alter_queue", NULL, 0, {InvalidOid}},
+	[ST_COUNT_LIVE_JOBS] = {"count_live_jobs",
+		"SELECT count(*) FROM jobq.jobs WHERE queue = $1",
+		1, {TEXTOID}},
+	[ST_DROP_QUEUE] = {"drop_queue",
+		"WITH j AS (DELETE FROM jobq.jobs WHERE queue = $1),"
+		" h AS (DELETE FROM jobq.history WHERE queue = $1),"
+		" s AS (DELETE FROM jobq.stale_acks WHERE queue = $1)"
+		" DELETE FROM jobq.queues WHERE name = $1",
+		1, {TEXTOID}},
+	/* $1 queue, $2 paused; o: the row before the update, to tell a real resume */
+	[ST_SET_PAUSED] = {"set_paused",
+		"WITH o AS (SELECT name, paused FROM jobq.queues"
+		"  WHERE name = $1 FOR NO KEY UPDATE)"
+		" UPDATE jobq.queues q SET paused = $2 FROM o"
+		" WHERE q.name = o.name"
+		" RETURNING q.notify, o.paused AND NOT $2",
+		2, {TEXTOID, BOOLOID}},
+	/* named as jobq_queues' result columns, which take them by name */
+	[ST_QUEUES] = {"queues",
+		"SELECT name AS queue" SETTING_COLUMNS ", paused, created_at"
+		" FROM jobq.queues ORDER BY name",
+		0, {InvalidOid}},
+};
+
+static SPIPlanPtr plans[NUM_STATEMENTS];
+
+const JobqStatements jobq_queues_statements = {statements, NUM_STATEMENTS, plans,
+build_statements};
+
+/*
+ * build_statements
+ *	  Make the texts and argument types of create_queue and alter_queue,
+ *	  once per backend, in TopMemoryContext.
+ */
+static void
+build_statements(void)
+{
+	StringInfoData create;
+	StringInfoData alter;
+	MemoryContext oldcxt;
+	JobqStatement *cs = &statements[ST_CREATE_QUEUE];
+	JobqStatement *as = &statements[ST_ALTER_QUEUE];
+
+	if (cs->sql != NULL)
+		return;
+	StaticAssertStmt(NUM_ARGS + 1 <= JOBQ_STATEMENT_MAX_ARGS,
+					 "too many queue settings for a statement");
+
+	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	initStringInfo(&create);
+	initStringInfo(&alter);
+	appendStringInfoString(&create,
+						   "INSERT INTO jobq.queues (name" SETTING_COLUMNS ", created_at)"
+						   " VALUES ($1");
+	appendStringInfoString(&alter, "UPDATE jobq.queues SET ");
+	cs->argtypes[0] = as->argtypes[0] = TEXTOID;
+	for (int i = 0; i < NUM_SETTINGS; i++)
+	{
+		appendStringInfo(&create, ", $%d", i + 2);
+		appendStringInfo(&alter, "%s%s = $%d", i > 0 ? ", " : "", settings[i].name, i + 2);
+		cs->argtypes[i + 1] = as->argtypes[i + 1] = settings[i].type;
+	}
+	appendStringInfo(&create, ", $%d) ON CONFLICT (name) DO NOTHING", NUM_ARGS + 1);
+	appendStringInfoString(&alter, " WHERE name = $1");
+	cs->argtypes[NUM_ARGS] = TIMESTAMPTZOID;
+	cs->nargs = NUM_ARGS + 1;
+	as->nargs = NUM_ARGS;
+	MemoryContextSwitchTo(oldcxt);
+	as->sql = alter.data;
+	cs->sql = create.data;
+}
 
 /*
  * queue_not_found
@@ -71,46 +196,45 @@ queue_not_found(text *queue)
 
 /*
  * check_settings
- *	  Validate queue settings given as datums; isnull[i] marks "not given"
- *	  (alter) and is an error when all_required.  Interval settings are
- *	  replaced by their normalized form (jobq_check_interval), which is what
- *	  gets stored.
+ *	  Validate queue settings given as datums at the argument positions;
+ *	  isnull[i] marks "not given" (alter) and is an error when
+ *	  all_required.  Interval settings are replaced by their normalized
+ *	  form (jobq_check_interval), which is what gets stored.
  */
 static void
 check_settings(Datum *values, bool *isnull, bool all_required)
 {
-	static const char *const names[NUM_SETTINGS] = {
-		"queue", "lease", "max_attempts", "backoff_base", "backoff_cap",
-		"completed_retention", "dead_retention", "notify"
-	};
-
-	for (int i = 1; i < NUM_SETTINGS; i++)
-		if (all_required && isnull[i])
+	for (int i = 0; i < NUM_SETTINGS; i++)
+		if (all_required && isnull[i + 1])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not be null", names[i])));
+					 errmsg("%s must not be null", settings[i].name)));
 
-	if (!isnull[ARG_LEASE])
-		values[ARG_LEASE] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_LEASE]),
-																	   "lease", JOBQ_LEASE_MIN_USECS, JOBQ_LEASE_MAX_USECS));
-	if (!isnull[ARG_MAX_ATTEMPTS])
-		jobq_check_int_range(DatumGetInt32(values[ARG_MAX_ATTEMPTS]), "max_attempts",
-							 1, JOBQ_MAX_ATTEMPTS_MAX);
-	if (!isnull[ARG_BACKOFF_BASE])
-		values[ARG_BACKOFF_BASE] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_BACKOFF_BASE]),
-																	   "backoff_base", 0, JOBQ_BACKOFF_BASE_MAX_USECS));
-	if (!isnull[ARG_BACKOFF_CAP])
-		values[ARG_BACKOFF_CAP] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_BACKOFF_CAP]),
-																	   "backoff_cap", 0, JOBQ_BACKOFF_CAP_MAX_USECS));
-	if (!isnull[ARG_COMPLETED_RET])
-		values[ARG_COMPLETED_RET] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_COMPLETED_RET]),
-																	   "completed_retention", 0, JOBQ_RETENTION_MAX_USECS));
-	if (!isnull[ARG_DEAD_RET])
-		values[ARG_DEAD_RET] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[ARG_DEAD_RET]),
-																	   "dead_retention", 0, JOBQ_RETENTION_MAX_USECS));
-	if (!isnull[ARG_BACKOFF_BASE] && !isnull[ARG_BACKOFF_CAP] &&
-		jobq_interval_usecs(DatumGetIntervalP(values[ARG_BACKOFF_CAP])) <
-		jobq_interval_usecs(DatumGetIntervalP(values[ARG_BACKOFF_BASE])))
+	for (int i = 0; i < NUM_SETTINGS; i++)
+	{
+		const SettingDef *def = &settings[i];
+
+		if (isnull[i + 1])
+			continue;
+		switch (def->kind)
+		{
+			case KIND_SECONDS:
+				values[i + 1] = IntervalPGetDatum(jobq_check_interval(DatumGetIntervalP(values[i + 1]),
+																	  def->name,
+																	  def->min * USECS_PER_SEC,
+																	  def->max * USECS_PER_SEC));
+				break;
+			case KIND_INTEGER:
+				jobq_check_int_range(DatumGetInt32(values[i + 1]), def->name,
+									 def->min, def->max);
+				break;
+			case KIND_BOOLEAN:
+				break;
+		}
+	}
+	if (!isnull[ARG_backoff_base] && !isnull[ARG_backoff_cap] &&
+		jobq_interval_usecs(DatumGetIntervalP(values[ARG_backoff_cap])) <
+		jobq_interval_usecs(DatumGetIntervalP(values[ARG_backoff_base])))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("backoff_cap must not be less than backoff_base")));
@@ -119,25 +243,35 @@ check_settings(Datum *values, bool *isnull, bool all_required)
 /*
  * default_settings
  *	  The settings of a queue created without them, as datums at the
- *	  positions of the create arguments.  Defined here, not as SQL
- *	  DEFAULTs, so that NULL means "default" for positional callers too.
+ *	  positions of the create arguments.  Defined in C (the contract's
+ *	  defaults), not as SQL DEFAULTs, so that NULL means "default" for
+ *	  positional callers too.
  */
 static void
 default_settings(Datum *values)
 {
-	static Interval lease = {.time = INT64CONST(300) * USECS_PER_SEC};
-	static Interval backoff_base = {.time = USECS_PER_SEC};
-	static Interval backoff_cap = {.time = INT64CONST(3600) * USECS_PER_SEC};
-	static Interval completed_retention = {.day = 1};
-	static Interval dead_retention = {.day = 14};
+	for (int i = 0; i < NUM_SETTINGS; i++)
+	{
+		const SettingDef *def = &settings[i];
 
-	values[ARG_LEASE] = IntervalPGetDatum(&lease);
-	values[ARG_MAX_ATTEMPTS] = Int32GetDatum(25);
-	values[ARG_BACKOFF_BASE] = IntervalPGetDatum(&backoff_base);
-	values[ARG_BACKOFF_CAP] = IntervalPGetDatum(&backoff_cap);
-	values[ARG_COMPLETED_RET] = IntervalPGetDatum(&completed_retention);
-	values[ARG_DEAD_RET] = IntervalPGetDatum(&dead_retention);
-	values[ARG_NOTIFY] = BoolGetDatum(true);
+		switch (def->kind)
+		{
+			case KIND_SECONDS:
+				{
+					Interval   *span = palloc0(sizeof(Interval));
+
+					span->time = def->def * USECS_PER_SEC;
+					values[i + 1] = IntervalPGetDatum(span);
+				}
+				break;
+			case KIND_INTEGER:
+				values[i + 1] = Int32GetDatum((int32) def->def);
+				break;
+			case KIND_BOOLEAN:
+				values[i + 1] = BoolGetDatum(def->def != 0);
+				break;
+		}
+	}
 }
 
 /*
@@ -150,38 +284,22 @@ default_settings(Datum *values)
 Datum
 jobq_create_queue(PG_FUNCTION_ARGS)
 {
-	Datum		values[NUM_SETTINGS + 1];
-	bool		isnull[NUM_SETTINGS] = {false};
-	char		nulls[NUM_SETTINGS + 1];
+	Datum		values[NUM_ARGS + 1];
+	bool		isnull[NUM_ARGS] = {false};
 	text	   *queue = jobq_queue_arg(fcinfo, ARG_QUEUE);
 	int			rc;
 
 	default_settings(values);
-	for (int i = 0; i < NUM_SETTINGS; i++)
-	{
-		if (i > 0 && !PG_ARGISNULL(i))
+	for (int i = 1; i < NUM_ARGS; i++)
+		if (!PG_ARGISNULL(i))
 			values[i] = PG_GETARG_DATUM(i);
-		nulls[i] = ' ';
-	}
 	values[ARG_QUEUE] = PointerGetDatum(queue);
 	check_settings(values, isnull, true);
-	values[NUM_SETTINGS] = TimestampTzGetDatum(jobq_now());
-	nulls[NUM_SETTINGS] = ' ';
+	values[NUM_ARGS] = TimestampTzGetDatum(jobq_now());
 
 	jobq_spi_connect();
-	if (insert_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, INTERVALOID, INT4OID, INTERVALOID, INTERVALOID,
-		INTERVALOID, INTERVALOID, BOOLOID, TIMESTAMPTZOID};
-
-		insert_plan = jobq_prepare(
-								   "INSERT INTO jobq.queues (name, lease, max_attempts, backoff_base, backoff_cap,"
-								   " completed_retention, dead_retention, notify, created_at)"
-								   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-								   " ON CONFLICT (name) DO NOTHING",
-								   9, types);
-	}
-	rc = SPI_execute_plan(insert_plan, values, nulls, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_CREATE_QUEUE),
+						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_INSERT, "create queue");
 	if (SPI_processed == 0)
 		ereport(ERROR,
@@ -194,8 +312,8 @@ jobq_create_queue(PG_FUNCTION_ARGS)
 /*
  * lock_queue
  *	  Lock the queue row FOR UPDATE and return its settings as datums in
- *	  values[1..7] (the positions of the create/alter arguments), copied
- *	  out of SPI memory.  Raises 42704 for an unknown queue.
+ *	  values[1..NUM_SETTINGS] (the positions of the create/alter
+ *	  arguments), copied out of SPI memory.  Raises 42704 for an unknown queue.
  */
 static void
 lock_queue(text *queue, Datum *values)
@@ -203,24 +321,17 @@ lock_queue(text *queue, Datum *values)
 	Datum		arg = PointerGetDatum(queue);
 	int			rc;
 
-	if (lock_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID};
-		char	   *sql = psprintf("SELECT %s FROM jobq.queues WHERE name = $1 FOR UPDATE",
-								   settings_sql_columns);
-
-		lock_plan = jobq_prepare(sql, 1, types);
-		pfree(sql);
-	}
-	rc = SPI_execute_plan(lock_plan, &arg, NULL, false, 1);
+	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_LOCK_QUEUE),
+						  &arg, NULL, false, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "lock queue");
 	if (SPI_processed == 0)
 		queue_not_found(queue);
-	for (int i = 1; i < NUM_SETTINGS; i++)
+	/* column 1 is the name, column i + 1 the setting of argument i */
+	for (int i = 1; i < NUM_ARGS; i++)
 	{
 		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i, &isnull);
-		Form_pg_attribute att = TupleDescAttr(SPI_tuptable->tupdesc, i - 1);
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull);
+		Form_pg_attribute att = TupleDescAttr(SPI_tuptable->tupdesc, i);
 
 		values[i] = SPI_datumTransfer(d, att->attbyval, att->attlen);
 	}
@@ -235,14 +346,14 @@ lock_queue(text *queue, Datum *values)
 Datum
 jobq_alter_queue(PG_FUNCTION_ARGS)
 {
-	Datum		values[NUM_SETTINGS];
-	Datum		current[NUM_SETTINGS];
-	bool		isnull[NUM_SETTINGS];
-	bool		none[NUM_SETTINGS] = {false};
+	Datum		values[NUM_ARGS];
+	Datum		current[NUM_ARGS];
+	bool		isnull[NUM_ARGS];
+	bool		none[NUM_ARGS] = {false};
 	text	   *queue = jobq_queue_arg(fcinfo, ARG_QUEUE);
 	int			rc;
 
-	for (int i = 1; i < NUM_SETTINGS; i++)
+	for (int i = 1; i < NUM_ARGS; i++)
 	{
 		isnull[i] = PG_ARGISNULL(i);
 		values[i] = isnull[i] ? (Datum) 0 : PG_GETARG_DATUM(i);
@@ -252,24 +363,14 @@ jobq_alter_queue(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	lock_queue(queue, current);
-	for (int i = 1; i < NUM_SETTINGS; i++)
+	for (int i = 1; i < NUM_ARGS; i++)
 		if (isnull[i])
 			values[i] = current[i];
 	values[ARG_QUEUE] = PointerGetDatum(queue);
 	check_settings(values, none, true);
 
-	if (update_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, INTERVALOID, INT4OID, INTERVALOID, INTERVALOID,
-		INTERVALOID, INTERVALOID, BOOLOID};
-
-		update_plan = jobq_prepare(
-								   "UPDATE jobq.queues SET lease = $2, max_attempts = $3, backoff_base = $4,"
-								   " backoff_cap = $5, completed_retention = $6, dead_retention = $7,"
-								   " notify = $8 WHERE name = $1",
-								   8, types);
-	}
-	rc = SPI_execute_plan(update_plan, values, NULL, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_ALTER_QUEUE),
+						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE, "alter queue");
 	jobq_spi_finish();
 	PG_RETURN_VOID();
@@ -289,7 +390,7 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 	text	   *queue = jobq_queue_arg(fcinfo, 0);
 	bool		force;
 	Datum		arg = PointerGetDatum(queue);
-	Datum		current[NUM_SETTINGS];
+	Datum		current[NUM_ARGS];
 	int			rc;
 
 	jobq_require(fcinfo, 1, "force");
@@ -303,35 +404,19 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 	{
 		bool		isnull;
 
-		if (live_jobs_plan == NULL)
-		{
-			Oid			types[] = {TEXTOID};
-
-			live_jobs_plan = jobq_prepare("SELECT count(*) FROM jobq.jobs WHERE queue = $1",
-										  1, types);
-		}
-		rc = SPI_execute_plan(live_jobs_plan, &arg, NULL, true, 1);
+		rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_COUNT_LIVE_JOBS),
+							  &arg, NULL, true, 1);
 		jobq_spi_check(rc, SPI_OK_SELECT, "count live jobs");
-		if (jobq_spi_getint64(0, 1, &isnull) > 0)
+		if (jobq_spi_getint64(0, COL_LIVE_COUNT, &isnull) > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_IN_USE),
 					 errmsg("queue \"%s\" has " INT64_FORMAT " live jobs",
-							text_to_cstring(queue), jobq_spi_getint64(0, 1, &isnull)),
+							text_to_cstring(queue), jobq_spi_getint64(0, COL_LIVE_COUNT, &isnull)),
 					 errhint("Wait for them to finish, cancel them, or pass force => true.")));
 	}
 
-	if (drop_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID};
-
-		drop_plan = jobq_prepare(
-								 "WITH j AS (DELETE FROM jobq.jobs WHERE queue = $1),"
-								 " h AS (DELETE FROM jobq.history WHERE queue = $1),"
-								 " s AS (DELETE FROM jobq.stale_acks WHERE queue = $1)"
-								 " DELETE FROM jobq.queues WHERE name = $1",
-								 1, types);
-	}
-	rc = SPI_execute_plan(drop_plan, &arg, NULL, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_DROP_QUEUE),
+						  &arg, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_DELETE, "drop queue");
 	jobq_spi_finish();
 	PG_RETURN_VOID();
@@ -349,19 +434,8 @@ set_paused(text *queue, bool paused)
 	bool		isnull;
 
 	jobq_spi_connect();
-	if (pause_plan == NULL)
-	{
-		Oid			types[] = {TEXTOID, BOOLOID};
-
-		/* o: the row before the update, to tell a real resume */
-		pause_plan = jobq_prepare("WITH o AS (SELECT name, paused FROM jobq.queues"
-								  "  WHERE name = $1 FOR NO KEY UPDATE)"
-								  " UPDATE jobq.queues q SET paused = $2 FROM o"
-								  " WHERE q.name = o.name"
-								  " RETURNING q.notify, o.paused AND NOT $2",
-								  2, types);
-	}
-	rc = SPI_execute_plan(pause_plan, args, NULL, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_SET_PAUSED),
+						  args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "pause queue");
 	if (SPI_processed == 0)
 		queue_not_found(queue);
@@ -412,15 +486,10 @@ jobq_queues(PG_FUNCTION_ARGS)
 	int			rc;
 
 	jobq_spi_connect();
-	if (list_plan == NULL)
-		list_plan = jobq_prepare(
-								 "SELECT name, lease, max_attempts, backoff_base, backoff_cap,"
-								 " completed_retention, dead_retention, paused, notify, created_at"
-								 " FROM jobq.queues ORDER BY name",
-								 0, NULL);
-	rc = SPI_execute_plan(list_plan, NULL, NULL, true, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_QUEUES),
+						  NULL, NULL, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "list queues");
-	jobq_srf_put_spi(store, desc);
+	jobq_srf_put_spi_by_name(store, desc);
 	jobq_spi_finish();
 	return (Datum) 0;
 }

@@ -26,14 +26,101 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 
 PG_FUNCTION_INFO_V1(jobq_sweep);
 
-static SPIPlanPtr expire_plan = NULL;
-static SPIPlanPtr purge_plan = NULL;
+/*
+ * The statements: $1 now, $2 the queue (NULL: every queue), $3 max_rows.
+ *
+ * expire: x is referenced twice and locks rows, so it is materialized
+ * once: r and d act on disjoint subsets of the same locked rows.  They
+ * find them by "id = ANY (ARRAY(...))" so that the generic plan probes
+ * the primary key (see claim.c).  Its one row: requeued, dead, and the
+ * queues and counts of the requeued jobs (COL_EXPIRE_*).
+ *
+ * purge_history: one bounded probe per queue and finished state, in
+ * finished_at order along history_queue_state_idx (queue, state,
+ * finished_at), oldest first.  NB: one state per probe, each with ORDER
+ * BY: with "state IN (...)" and only a LIMIT, the generic plan estimated
+ * that a sequential scan would meet old rows soon, and scanned the whole
+ * history on every sweep when nothing was old enough.
+ */
+#define EXPIRED_ERRORS_SQL(ALIAS) \
+	JOBQ_ERRORS_APPEND_SQL(ALIAS ".errors", ALIAS ".attempt", "$1", "'lease expired'", "false")
+
+#define PURGE_PROBE_SQL(STATE, RETENTION) \
+	"  SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL (" \
+	"    SELECT h.id FROM jobq.history h" \
+	"    WHERE h.queue = q.name AND h.state = '" STATE "'" \
+	"      AND h.finished_at < $1 - q." RETENTION \
+	"    ORDER BY h.finished_at LIMIT $3 FOR UPDATE SKIP LOCKED) h" \
+	"  WHERE $2::text IS NULL OR q.name = $2"
+
+enum
+{
+	ST_EXPIRE,
+	ST_PURGE_HISTORY,
+	NUM_STATEMENTS
+};
+
+#define COL_EXPIRE_REQUEUED	1
+#define COL_EXPIRE_DEAD		2
+#define COL_EXPIRE_QUEUES	3
+#define COL_EXPIRE_COUNTS	4
+#define COL_PURGE_PURGED	1
+
+static const JobqStatement statements[NUM_STATEMENTS] = {
+	[ST_EXPIRE] = {"expire",
+		"WITH x AS ("
+		"  SELECT j.id FROM jobq.jobs j"
+		"  WHERE j.state = 'running' AND j.locked_until < $1"
+		"    AND ($2::text IS NULL OR j.queue = $2)"
+		"  ORDER BY j.locked_until"
+		"  LIMIT $3"
+		"  FOR NO KEY UPDATE SKIP LOCKED),"
+		" r AS ("
+		"  UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
+		"    run_at = $1 + " JOBQ_BACKOFF_SQL("j.attempt", "q.backoff_base", "q.backoff_cap") ","
+		"    errors = " EXPIRED_ERRORS_SQL("j")
+		"  FROM jobq.queues q"
+		"  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND q.name = j.queue"
+		"    AND j.attempt < j.max_attempts"
+		"  RETURNING j.id, j.queue),"
+		" d AS ("
+		"  DELETE FROM jobq.jobs j"
+		"  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND j.attempt >= j.max_attempts"
+		"  RETURNING j.*),"
+		" h AS ("
+		JOBQ_HISTORY_ROW_SQL("'dead'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$1",
+							 EXPIRED_ERRORS_SQL("d"), "NULL")
+		")"
+		" SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d),"
+		"   g.queues, g.counts"
+		" FROM (SELECT pg_catalog.array_agg(r.queue ORDER BY r.queue) AS queues,"
+		"   pg_catalog.array_agg(r.n ORDER BY r.queue) AS counts"
+		"   FROM (SELECT r.queue, count(*) AS n FROM r GROUP BY r.queue) r) g",
+		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
+	[ST_PURGE_HISTORY] = {"purge_history",
+		"WITH p AS ("
+		PURGE_PROBE_SQL("completed", "completed_retention")
+		"  UNION ALL"
+		PURGE_PROBE_SQL("cancelled", "completed_retention")
+		"  UNION ALL"
+		PURGE_PROBE_SQL("dead", "dead_retention")
+		"  LIMIT $3),"
+		" del AS (DELETE FROM jobq.history h"
+		"   WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING 1)"
+		" SELECT count(*) FROM del",
+		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
+};
+
+static SPIPlanPtr plans[NUM_STATEMENTS];
+
+const JobqStatements jobq_sweep_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
  * note_requeued
@@ -46,7 +133,8 @@ static void
 note_requeued(void)
 {
 	bool		isnull;
-	Datum		qd = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
+	Datum		qd = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+								   COL_EXPIRE_QUEUES, &isnull);
 	Datum		cd;
 	Datum	   *queues;
 	Datum	   *counts;
@@ -55,7 +143,8 @@ note_requeued(void)
 
 	if (isnull)
 		return;
-	cd = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull);
+	cd = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+					   COL_EXPIRE_COUNTS, &isnull);
 	deconstruct_array(DatumGetArrayTypeP(qd), TEXTOID, -1, false, TYPALIGN_INT,
 					  &queues, NULL, &nq);
 	deconstruct_array(DatumGetArrayTypeP(cd), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
@@ -85,93 +174,18 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 		nulls[1] = 'n';
 	values[2] = Int64GetDatum(max_rows);
 
-	if (expire_plan == NULL)
-	{
-		Oid			types[] = {TIMESTAMPTZOID, TEXTOID, INT8OID};
-		/*
-		 * x is referenced twice and locks rows, so it is materialized once:
-		 * r and d act on disjoint subsets of the same locked rows.  They find
-		 * them by "id = ANY (ARRAY(...))" so that the generic plan probes
-		 * the primary key (see claim.c).
-		 */
-		expire_plan = jobq_prepare(
-								   "WITH x AS ("
-								   "  SELECT j.id FROM jobq.jobs j"
-								   "  WHERE j.state = 'running' AND j.locked_until < $1"
-								   "    AND ($2::text IS NULL OR j.queue = $2)"
-								   "  ORDER BY j.locked_until"
-								   "  LIMIT $3"
-								   "  FOR NO KEY UPDATE SKIP LOCKED),"
-								   " r AS ("
-								   "  UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
-								   "    run_at = $1 + " JOBQ_BACKOFF_SQL("j.attempt", "q.backoff_base", "q.backoff_cap") ","
-								   "    errors = " JOBQ_ERRORS_APPEND_SQL("j.errors", "j.attempt", "$1", "'lease expired'", "false")
-								   "  FROM jobq.queues q"
-								   "  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND q.name = j.queue"
-								   "    AND j.attempt < j.max_attempts"
-								   "  RETURNING j.id, j.queue),"
-								   " d AS ("
-								   "  DELETE FROM jobq.jobs j"
-								   "  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND j.attempt >= j.max_attempts"
-								   "  RETURNING j.*),"
-								   " h AS ("
-								   "  INSERT INTO jobq.history " JOBQ_HISTORY_COLUMNS
-								   "  SELECT d.id, d.queue, 'dead', d.priority, d.run_at, d.attempt, d.max_attempts,"
-								   "    NULL, d.worker, d.enqueued_at, d.claimed_at, $1, d.dedupe_key,"
-								   "    " JOBQ_ERRORS_APPEND_SQL("d.errors", "d.attempt", "$1", "'lease expired'", "false") ","
-								   "    NULL, d.payload"
-								   "  FROM d)"
-								   " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d),"
-								   "   g.queues, g.counts"
-								   " FROM (SELECT pg_catalog.array_agg(r.queue ORDER BY r.queue) AS queues,"
-								   "   pg_catalog.array_agg(r.n ORDER BY r.queue) AS counts"
-								   "   FROM (SELECT r.queue, count(*) AS n FROM r GROUP BY r.queue) r) g",
-								   3, types);
-	}
-	rc = SPI_execute_plan(expire_plan, values, nulls, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_sweep_statements, ST_EXPIRE),
+						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "sweep expired leases");
-	out[0] = jobq_spi_getint64(0, 1, &isnull);
-	out[1] = jobq_spi_getint64(0, 2, &isnull);
+	out[0] = jobq_spi_getint64(0, COL_EXPIRE_REQUEUED, &isnull);
+	out[1] = jobq_spi_getint64(0, COL_EXPIRE_DEAD, &isnull);
 	if (out[0] > 0)
 		note_requeued();
 
-	if (purge_plan == NULL)
-	{
-		Oid			types[] = {TIMESTAMPTZOID, TEXTOID, INT8OID};
-
-		/*
-		 * One bounded probe per queue and finished state, in finished_at
-		 * order along history_queue_state_idx (queue, state, finished_at),
-		 * oldest first.  NB: one state per probe, each with ORDER BY: with
-		 * "state IN (...)" and only a LIMIT, the generic plan estimated that
-		 * a sequential scan would meet old rows soon, and scanned the whole
-		 * history on every sweep when nothing was old enough.
-		 */
-#define PURGE_PROBE(STATE, RETENTION) \
-		"  SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL (" \
-		"    SELECT h.id FROM jobq.history h" \
-		"    WHERE h.queue = q.name AND h.state = '" STATE "'" \
-		"      AND h.finished_at < $1 - q." RETENTION \
-		"    ORDER BY h.finished_at LIMIT $3 FOR UPDATE SKIP LOCKED) h" \
-		"  WHERE $2::text IS NULL OR q.name = $2"
-
-		purge_plan = jobq_prepare(
-								  "WITH p AS ("
-								  PURGE_PROBE("completed", "completed_retention")
-								  "  UNION ALL"
-								  PURGE_PROBE("cancelled", "completed_retention")
-								  "  UNION ALL"
-								  PURGE_PROBE("dead", "dead_retention")
-								  "  LIMIT $3),"
-								  " del AS (DELETE FROM jobq.history h"
-								  "   WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING 1)"
-								  " SELECT count(*) FROM del",
-								  3, types);
-#undef PURGE_PROBE
-	}
-	rc = SPI_execute_plan(purge_plan, values, nulls, false, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_sweep_statements, ST_PURGE_HISTORY),
+						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "purge history");
-	out[2] = jobq_spi_getint64(0, 1, &isnull);
+	out[2] = jobq_spi_getint64(0, COL_PURGE_PURGED, &isnull);
 
 }
 

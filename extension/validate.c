@@ -17,6 +17,7 @@
  */
 #include "jobq.h"
 
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 
@@ -229,6 +230,28 @@ jobq_add_interval(TimestampTz t, const Interval *span)
 	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
 												   TimestampTzGetDatum(t),
 												   IntervalPGetDatum(span)));
+}
+
+/*
+ * jobq_name_list
+ *	  names[0..n-1] as an English list for a message: "a, b and c" (with
+ *	  conjunction "and"), palloc'd.
+ */
+char *
+jobq_name_list(const char *const *names, int n, const char *conjunction)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(&buf, i == n - 1 ? " " : ", ");
+		if (i > 0 && i == n - 1)
+			appendStringInfo(&buf, "%s ", conjunction);
+		appendStringInfoString(&buf, names[i]);
+	}
+	return buf.data;
 }
 
 /*

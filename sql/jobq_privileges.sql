@@ -85,7 +85,9 @@ INSERT INTO regress_priv_calls VALUES
  -- the contract's limits: every jobq role may read them
  (34, 'limits', 'jobq_limits()', $$SELECT jobq_limits()$$),
  -- the versions: every jobq role may read them
- (35, 'server_version', 'jobq_server_version()', $$SELECT jobq_server_version()$$);
+ (35, 'server_version', 'jobq_server_version()', $$SELECT jobq_server_version()$$),
+ -- the statement texts, for tests: internal, no role may call it
+ (36, '_statement', 'jobq._statement(text)', $$SELECT jobq._statement('claim_one')$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

@@ -46,8 +46,10 @@ WHERE proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp'];
 -- X4: functions that are not SECURITY DEFINER or not C (expect only
 -- jobq_wait_stats, which reads shared memory and no table, jobq_limits,
 -- which returns constants, and jobq_server_version, which reads
--- pg_extension, so all three run with the caller's rights, and the trigger
--- function jobq.queues_changed, which only registers a cache invalidation)
+-- pg_extension, so all three run with the caller's rights, the internal
+-- jobq._statement, which returns statement texts to superusers, and the
+-- trigger function jobq.queues_changed, which only registers a cache
+-- invalidation)
 SELECT function FROM regress_jobq_functions WHERE NOT secdef OR lang <> 'c';
 
 -- The owner role: NOLOGIN, no special attributes, no members.

@@ -1,14 +1,20 @@
 /*-------------------------------------------------------------------------
  *
- * plans.c
- *	  SPI helpers: prepare a statement once per backend and keep it.
+ * spi.c
+ *	  SPI helpers: the statement tables and their plan cache, SPI calls
+ *	  with their failures reported, set-returning results.
  *
- * Every statement jobq runs is fixed text with parameters, so each C file
- * keeps one static SPIPlanPtr per statement and fills it on first use via
- * jobq_prepare().  SPI_keepplan moves the plan out of the SPI procedure
- * context, which is freed at SPI_finish, into CacheMemoryContext's care, so
- * the plan survives the call and later calls skip parse analysis.  Plan
- * invalidation (ALTER TABLE, new indexes) is handled by the plan cache.
+ * Every statement jobq runs is fixed text with parameters, declared as
+ * data next to its code: each C file has a table of JobqStatement (name,
+ * text, argument types) indexed by an enum of its own, with COL_* names
+ * for the result columns it reads.  The shared fragments of those texts
+ * are in jobq_sql.h.  jobq_plan() prepares a statement on first use and
+ * keeps the plan in the table's slot: SPI_keepplan moves the plan out of
+ * the SPI procedure context, which is freed at SPI_finish, into
+ * CacheMemoryContext's care, so the plan survives the call and later
+ * calls skip parse analysis.  Plan invalidation (ALTER TABLE, new
+ * indexes) is handled by the plan cache.  jobq._statement(name) returns
+ * a table's text, so that tests check the very statement the C runs.
  *
  * The plans are generic (CURSOR_OPT_GENERIC_PLAN): planned once, not per
  * call.  Left to choose, the plan cache kept re-planning the claim for
@@ -20,7 +26,7 @@
  * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
- *	  extension/plans.c
+ *	  extension/spi.c
  *
  *-------------------------------------------------------------------------
  */
@@ -30,12 +36,30 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(jobq_statement);
+
+/* Every table of statements, for jobq._statement */
+static const JobqStatements *const statement_tables[] = {
+	&jobq_ack_statements,
+	&jobq_admin_statements,
+	&jobq_claim_statements,
+	&jobq_enqueue_statements,
+	&jobq_inspect_statements,
+	&jobq_pop_statements,
+	&jobq_queue_cache_statements,
+	&jobq_queues_statements,
+	&jobq_sweep_statements,
+};
 
 /*
  * jobq_prepare
  *	  Prepare sql with the given parameter types as a generic plan and keep
  *	  it for the life of the backend.  Must be called inside SPI_connect/SPI_finish.
- *	  Never returns NULL: a failure to prepare fixed text is a bug.
+ *	  Never returns NULL: a failure to prepare fixed text is a bug.  The
+ *	  statement tables go through jobq_plan; the shared-memory services
+ *	  (relay.c, sweeper.c) call this directly.
  */
 SPIPlanPtr
 jobq_prepare(const char *sql, int nargs, Oid *argtypes)
@@ -49,6 +73,54 @@ jobq_prepare(const char *sql, int nargs, Oid *argtypes)
 	if (SPI_keepplan(plan) != 0)
 		elog(ERROR, "jobq: SPI_keepplan failed");
 	return plan;
+}
+
+/*
+ * jobq_prepare_statement
+ *	  Prepare statement index of set and keep its plan in the set's slot
+ *	  (jobq_plan calls this on first use).  Inside SPI.
+ */
+SPIPlanPtr
+jobq_prepare_statement(const JobqStatements *set, int index)
+{
+	const JobqStatement *st;
+
+	Assert(index >= 0 && index < set->count);
+	if (set->build != NULL)
+		set->build();
+	st = &set->statements[index];
+	Assert(st->nargs <= JOBQ_STATEMENT_MAX_ARGS);
+	set->plans[index] = jobq_prepare(st->sql, st->nargs, (Oid *) st->argtypes);
+	return set->plans[index];
+}
+
+/*
+ * jobq._statement(name text) -> text  (C name jobq_statement)
+ *	  The text of the statement called name in the tables, for tests that
+ *	  EXPLAIN it (sql/jobq_explain.sql).  42704 for an unknown name.
+ *	  Internal: the 0.2.0 script grants EXECUTE on it to no role.
+ */
+Datum
+jobq_statement(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+
+	jobq_require(fcinfo, 0, "name");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	for (int t = 0; t < lengthof(statement_tables); t++)
+	{
+		const JobqStatements *set = statement_tables[t];
+
+		if (set->build != NULL)
+			set->build();
+		for (int i = 0; i < set->count; i++)
+			if (strcmp(set->statements[i].name, name) == 0)
+				PG_RETURN_TEXT_P(cstring_to_text(set->statements[i].sql));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("statement \"%s\" does not exist", name)));
+	PG_RETURN_NULL();			/* keep compiler quiet */
 }
 
 /*
@@ -159,6 +231,39 @@ jobq_srf_put_spi(Tuplestorestate *store, TupleDesc desc)
 		heap_deform_tuple(tt->vals[i], tt->tupdesc, values, nulls);
 		tuplestore_putvalues(store, desc, values, nulls);
 	}
+	pfree(values);
+	pfree(nulls);
+}
+
+/*
+ * jobq_srf_put_spi_by_name
+ *	  As jobq_srf_put_spi, but each column of desc takes the statement's
+ *	  column of the same name, wherever it is: for a result whose order
+ *	  the SQL function fixed and the statement need not follow.
+ */
+void
+jobq_srf_put_spi_by_name(Tuplestorestate *store, TupleDesc desc)
+{
+	SPITupleTable *tt = SPI_tuptable;
+	int		   *from = palloc(sizeof(int) * desc->natts);
+	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+
+	for (int c = 0; c < desc->natts; c++)
+	{
+		const char *name = NameStr(TupleDescAttr(desc, c)->attname);
+
+		from[c] = SPI_fnumber(tt->tupdesc, name);
+		if (from[c] <= 0)
+			elog(ERROR, "jobq: statement returned no column \"%s\"", name);
+	}
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		for (int c = 0; c < desc->natts; c++)
+			values[c] = SPI_getbinval(tt->vals[i], tt->tupdesc, from[c], &nulls[c]);
+		tuplestore_putvalues(store, desc, values, nulls);
+	}
+	pfree(from);
 	pfree(values);
 	pfree(nulls);
 }

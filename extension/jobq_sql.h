@@ -1,0 +1,90 @@
+/*-------------------------------------------------------------------------
+ *
+ * jobq_sql.h
+ *	  SQL fragments shared by several statements of the jobq extension.
+ *
+ * Each fragment is spelled once here, so that the statements that use it
+ * compute the same thing: the claim order, the ready jobs of a queue, the
+ * history row of a finished job, the retry delay and the bounded errors
+ * array.  The statements themselves are declared next to their code, in
+ * each file's table of statements (see spi.c); jobq._statement(name)
+ * returns the text a table holds.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  extension/jobq_sql.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JOBQ_SQL_H
+#define JOBQ_SQL_H
+
+/*
+ * JOBQ_CLAIM_ORDER_SQL: the order in which ready jobs are claimed (and
+ * popped), for the jobs of alias A; jobs_claim_idx is in this order.
+ */
+#define JOBQ_CLAIM_ORDER_SQL(A) A ".priority, " A ".run_at, " A ".id"
+
+/*
+ * JOBQ_READY_JOBS_SQL: COLS of up to $3 ready jobs (alias A) of queue
+ * QUEUE due by $2, in claim order through jobs_claim_idx, locked with LOCK
+ * ("NO KEY UPDATE" to claim them, "UPDATE" to delete them) and SKIP
+ * LOCKED, so that the locks are taken under the LIMIT.
+ */
+#define JOBQ_READY_JOBS_SQL(A, COLS, QUEUE, LOCK) \
+	"SELECT " COLS " FROM jobq.jobs " A \
+	" WHERE " A ".queue = " QUEUE " AND " A ".state = 'ready' AND " A ".run_at <= $2" \
+	" ORDER BY " JOBQ_CLAIM_ORDER_SQL(A) \
+	" LIMIT $3" \
+	" FOR " LOCK " SKIP LOCKED"
+
+/*
+ * JOBQ_READY_IDS_SQL: the ids of the ready jobs of queue $1, as an array,
+ * so that the statement around it finds the rows through the primary key
+ * whatever its generic plan assumes about LIMIT $3 (see claim.c).
+ */
+#define JOBQ_READY_IDS_SQL(LOCK) \
+	"ARRAY(" JOBQ_READY_JOBS_SQL("c", "c.id", "$1", LOCK) ")"
+
+/*
+ * JOBQ_HISTORY_ROW_SQL: the INSERT of the history row of each job of CTE
+ * d (rows of jobq.jobs, just deleted), in state STATE.  The other
+ * arguments are the expressions of the columns that differ between the
+ * ways a job finishes; every other column is the job's own.  The caller
+ * may append a WHERE clause on d.
+ */
+#define JOBQ_HISTORY_ROW_SQL(STATE, ATTEMPT, TOKEN, WORKER, CLAIMED_AT, FINISHED_AT, ERRORS, RESULT) \
+	"INSERT INTO jobq.history" \
+	" (id, queue, state, priority, run_at, attempt, max_attempts, token, worker," \
+	"  enqueued_at, claimed_at, finished_at, dedupe_key, errors, result, payload)" \
+	" SELECT d.id, d.queue, " STATE ", d.priority, d.run_at, " ATTEMPT ", d.max_attempts," \
+	"   " TOKEN ", " WORKER ", d.enqueued_at, " CLAIMED_AT ", " FINISHED_AT ", d.dedupe_key," \
+	"   " ERRORS ", " RESULT ", d.payload" \
+	" FROM d"
+
+/*
+ * JOBQ_BACKOFF_SQL: the retry delay after attempt number ATT, exponential
+ * from BASE, capped at CAP, scaled by a random factor in [0.5, 1] ("equal
+ * jitter") so that jobs failing together do not retry together.  Computed
+ * in float seconds: base * 2^(att-1) can overflow an interval, a double
+ * cannot (the exponent is clamped).
+ */
+#define JOBQ_BACKOFF_SQL(ATT, BASE, CAP) \
+	"pg_catalog.make_interval(secs => " \
+	"  LEAST(EXTRACT(EPOCH FROM " CAP ")::float8, " \
+	"        EXTRACT(EPOCH FROM " BASE ")::float8 * pg_catalog.power(2::float8, LEAST(GREATEST(" ATT " - 1, 0), 60))) " \
+	"  * (0.5 + pg_catalog.random() * 0.5))"
+
+/*
+ * JOBQ_ERRORS_APPEND_SQL: ERRS with one error object appended, keeping the
+ * newest JOBQ_ERRORS_KEPT (one is appended at a time, so dropping the
+ * first element is enough to stay bounded).
+ */
+#define JOBQ_ERRORS_APPEND_SQL(ERRS, ATT, AT, MSG, TRUNC) \
+	"(SELECT CASE WHEN pg_catalog.jsonb_array_length(e) > " CppAsString2(JOBQ_ERRORS_KEPT) " THEN e OPERATOR(pg_catalog.-) 0 ELSE e END " \
+	" FROM (SELECT COALESCE(" ERRS ", '[]'::jsonb) OPERATOR(pg_catalog.||) " \
+	"   pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt', " ATT ", 'at', " AT \
+	"   , 'error', " MSG ", 'truncated', " TRUNC "))) AS x(e))"
+
+#endif							/* JOBQ_SQL_H */
