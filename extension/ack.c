@@ -36,6 +36,7 @@
 
 PG_FUNCTION_INFO_V1(jobq_complete);
 PG_FUNCTION_INFO_V1(jobq_complete_batch);
+PG_FUNCTION_INFO_V1(jobq_complete_batch_0_2);
 PG_FUNCTION_INFO_V1(jobq_fail);
 PG_FUNCTION_INFO_V1(jobq_extend);
 PG_FUNCTION_INFO_V1(jobq_release);
@@ -443,14 +444,24 @@ complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_item
 }
 
 /*
- * jobq_complete_batch(ids bigint[], tokens uuid[], results jsonb[])
- *	  -> setof bigint
- *	  Complete many jobs in one or two statements; returns the ids accepted (newly
- *	  completed, or already completed with the same token).  The arrays
- *	  pair up by position; results may be NULL (no results).
+ * complete_batch
+ *	  Complete many jobs in one or two statements; the shared body of both
+ *	  SQL forms.  The arguments are (ids bigint[], tokens uuid[], results
+ *	  jsonb[]), pairing up by position; results may be NULL (no results).
+ *	  A pair is accepted when its job is newly completed, or was already
+ *	  completed with that token.  Returns the accepted pairs, in input
+ *	  order: their ids (bigint), or with positions their 1-based positions
+ *	  in the arrays (integer).
+ *
+ *	  Why positions: an id may appear twice, with a wrong and a right
+ *	  token; only the right pair is accepted (mark_accepted), and the id
+ *	  alone cannot tell the caller which one it was.  The position can.
+ *	  0.1.0's jobq_complete_batch keeps its ids for the SQL of that release;
+ *	  0.2.0 adds jobq_complete_batch_positions, bound to
+ *	  jobq_complete_batch_0_2, which libjobq uses.
  */
-Datum
-jobq_complete_batch(PG_FUNCTION_ARGS)
+static Datum
+complete_batch(FunctionCallInfo fcinfo, bool positions)
 {
 	ArrayType  *ids,
 			   *tokens,
@@ -555,12 +566,35 @@ jobq_complete_batch(PG_FUNCTION_ARGS)
 		}
 		if (accepted[i])
 		{
-			out = id_items[i];
+			out = positions ? Int32GetDatum(i + 1) : id_items[i];
 			tuplestore_putvalues(store, desc, &out, &out_null);
 		}
 	}
 	jobq_spi_finish();
 	return (Datum) 0;
+}
+
+/*
+ * jobq_complete_batch(ids bigint[], tokens uuid[], results jsonb[])
+ *	  -> setof bigint
+ *	  The ids of the accepted pairs (0.1.0; see complete_batch).
+ */
+Datum
+jobq_complete_batch(PG_FUNCTION_ARGS)
+{
+	return complete_batch(fcinfo, false);
+}
+
+/*
+ * jobq_complete_batch_positions(ids bigint[], tokens uuid[], results jsonb[])
+ *	  -> setof integer  (C name jobq_complete_batch_0_2)
+ *	  The 1-based positions of the accepted pairs (0.2.0; see
+ *	  complete_batch).
+ */
+Datum
+jobq_complete_batch_0_2(PG_FUNCTION_ARGS)
+{
+	return complete_batch(fcinfo, true);
 }
 
 /*

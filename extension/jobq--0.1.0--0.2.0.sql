@@ -170,3 +170,30 @@ ALTER FUNCTION jobq._statement(text) OWNER TO jobq_owner;
 REVOKE ALL ON FUNCTION jobq._statement(text) FROM PUBLIC;
 COMMENT ON FUNCTION jobq._statement(text) IS
     'Internal: the text of the statement the C runs under this name, for tests.';
+
+
+/* ========================================================================
+ * Batch complete by position (issue 12, CODE-REVIEW section 3.2).
+ *
+ * jobq_complete_batch returns the ids of the accepted (id, token) pairs,
+ * which cannot tell a caller which pair of a repeated id was accepted.
+ * jobq_complete_batch_positions takes the same arguments and returns the
+ * 1-based positions of the accepted pairs in the arrays, in input order.
+ * A new function with a new C symbol: jobq_complete_batch stays as it
+ * was, for 0.1.0 clients.
+ * ======================================================================== */
+CREATE FUNCTION @extschema@.jobq_complete_batch_positions(
+    ids     bigint[],
+    tokens  uuid[],
+    results jsonb[] DEFAULT NULL)
+RETURNS SETOF integer
+AS 'MODULE_PATHNAME', 'jobq_complete_batch_0_2'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER ROWS 100
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_complete_batch_positions(bigint[], uuid[], jsonb[]) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_complete_batch_positions(bigint[], uuid[], jsonb[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_complete_batch_positions(bigint[], uuid[], jsonb[])
+TO jobq_worker;
+COMMENT ON FUNCTION @extschema@.jobq_complete_batch_positions(bigint[], uuid[], jsonb[]) IS
+    'Complete many jobs; returns the 1-based positions of the (id, token) pairs accepted.';

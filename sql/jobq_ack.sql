@@ -223,6 +223,17 @@ FROM jobq_complete_batch(ARRAY[:dj, :dj]::bigint[], ARRAY[gen_random_uuid(), :'d
 SELECT id = :dj AS same_job, state FROM jobq_job(:dj);
 SELECT stale_acks FROM jobq_stats('ack-keep');
 DELETE FROM ack_mix WHERE id = :dj;
+-- the positions form says which pair: the second (the right token); a
+-- repeat of an accepted pair is accepted again, a stale one never
+SELECT jobq_enqueue('ack-keep', '{"positions": 1}') > 0 AS enqueued;
+SELECT id AS pj, token AS pt FROM jobq_claim('ack-keep') \gset
+SELECT array_agg(p ORDER BY p) AS positions
+FROM jobq_complete_batch_positions(ARRAY[:pj, :pj, 0]::bigint[],
+                                   ARRAY[gen_random_uuid(), :'pt'::uuid, gen_random_uuid()]) AS a(p);
+SELECT array_agg(p ORDER BY p) AS positions_again
+FROM jobq_complete_batch_positions(ARRAY[0, :pj]::bigint[], ARRAY[gen_random_uuid(), :'pt'::uuid],
+                                   ARRAY['{"r": 1}', '{"r": 2}']::jsonb[]) AS a(p);
+SELECT id = :pj AS same_job, state, result FROM jobq_job(:pj);
 SELECT count(*) AS left_unfinished FROM ack_mix;
 DROP TABLE ack_mix;
 SELECT jobq_drop_queue('ack-keep', force => true), jobq_drop_queue('ack-none', force => true);

@@ -87,7 +87,9 @@ INSERT INTO regress_priv_calls VALUES
  -- the versions: every jobq role may read them
  (35, 'server_version', 'jobq_server_version()', $$SELECT jobq_server_version()$$),
  -- the statement texts, for tests: internal, no role may call it
- (36, '_statement', 'jobq._statement(text)', $$SELECT jobq._statement('claim_one')$$);
+ (36, '_statement', 'jobq._statement(text)', $$SELECT jobq._statement('claim_one')$$),
+ (37, 'complete_batch_positions', 'jobq_complete_batch_positions(bigint[],uuid[],jsonb[])',
+     $$SELECT jobq_complete_batch_positions(ARRAY[0]::bigint[], ARRAY[gen_random_uuid()])$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
