@@ -197,3 +197,133 @@ GRANT EXECUTE ON FUNCTION @extschema@.jobq_complete_batch_positions(bigint[], uu
 TO jobq_worker;
 COMMENT ON FUNCTION @extschema@.jobq_complete_batch_positions(bigint[], uuid[], jsonb[]) IS
     'Complete many jobs; returns the 1-based positions of the (id, token) pairs accepted.';
+
+
+/* ========================================================================
+ * Install checks: planted functions and pre-existing roles (issue 13,
+ * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
+ * that it sees every function of the release.
+ *
+ * CREATE EXTENSION runs jobq--0.1.0.sql and then this script in one
+ * transaction, so an error here leaves nothing installed; ALTER EXTENSION
+ * UPDATE from 0.1.0 runs the same checks.  doc/operations.md ("Security")
+ * gives the policy and its reasons.
+ *
+ * Planted functions.  A function of another owner in the extension's
+ * schema with the name of one of jobq's functions wins or ties the call's
+ * overload resolution: jobq_enqueue(text, text) takes jobq_enqueue('q',
+ * '{}') with the payload, a jobq_stats() makes jobq_stats() ambiguous.
+ * PostgreSQL refuses only an exact signature match, so jobq refuses every
+ * non-member function (of any kind: pg_proc holds aggregates and
+ * procedures too) that shares a name with a member.  Calls never resolve
+ * to operators, and jobq defines none, so operators cannot capture a call.
+ *
+ * Roles.  Each jobq role is a role that logins are granted; anyone
+ * granted it can SET ROLE to it and use its attributes, so a pre-existing
+ * one with SUPERUSER, BYPASSRLS, REPLICATION, CREATEROLE or CREATEDB is
+ * refused.  jobq_admin and jobq_owner must not log in (an admin login is
+ * a standing key to every queue; the owner is the SECURITY DEFINER
+ * identity); jobq_owner must not inherit nor be a member of any role (its
+ * rights must be exactly the tables').  A LOGIN on the other roles, and a
+ * membership of any of them in a role outside jobq's, is allowed with a
+ * WARNING: some sites log workers in as jobq_worker, and the membership
+ * may be the operator's own choice.
+ * ======================================================================== */
+
+DO $install_checks$
+DECLARE
+    ext_schema oid;
+    planted    text;
+    used       text;
+    r          record;
+    bad        text[];
+BEGIN
+    SELECT e.extnamespace INTO ext_schema
+    FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'jobq';
+
+    -- planted functions: same name as a member, in the same schema, not a member
+    SELECT p.oid::pg_catalog.regprocedure::text, p.proname::text INTO planted, used
+    FROM pg_catalog.pg_proc p
+    WHERE p.pronamespace OPERATOR(pg_catalog.=) ext_schema
+      AND p.proname IN (SELECT m.proname
+                        FROM pg_catalog.pg_proc m
+                        JOIN pg_catalog.pg_depend d
+                          ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                         AND d.objid OPERATOR(pg_catalog.=) m.oid
+                         AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                         AND d.deptype OPERATOR(pg_catalog.=) 'e'
+                        JOIN pg_catalog.pg_extension e
+                          ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+                         AND e.extname OPERATOR(pg_catalog.=) 'jobq')
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                      JOIN pg_catalog.pg_extension e
+                        ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+                       AND e.extname OPERATOR(pg_catalog.=) 'jobq'
+                      WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                        AND d.objid OPERATOR(pg_catalog.=) p.oid
+                        AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                        AND d.deptype OPERATOR(pg_catalog.=) 'e')
+    ORDER BY 1 LIMIT 1;
+    IF planted IS NOT NULL THEN
+        RAISE EXCEPTION 'function % exists in the schema of extension jobq and is not part of it', planted
+            USING ERRCODE = 'duplicate_function',
+                  DETAIL = pg_catalog.format('A call of %s could run it instead of jobq''s function.', used),
+                  HINT = 'Drop the function, or install jobq into a schema that only trusted roles can create objects in.';
+    END IF;
+
+    -- pre-existing roles
+    FOR r IN
+        SELECT a.rolname::text AS rolname, a.oid, a.rolsuper, a.rolbypassrls, a.rolreplication,
+               a.rolcreaterole, a.rolcreatedb, a.rolcanlogin, a.rolinherit
+        FROM pg_catalog.pg_roles a
+        WHERE a.rolname OPERATOR(pg_catalog.=) ANY (ARRAY['jobq_owner', 'jobq_admin', 'jobq_producer',
+                                                          'jobq_worker', 'jobq_monitor', 'jobq_reader'])
+        ORDER BY a.rolname
+    LOOP
+        bad := ARRAY[]::text[];
+        IF r.rolsuper THEN bad := bad OPERATOR(pg_catalog.||) 'SUPERUSER'::text; END IF;
+        IF r.rolbypassrls THEN bad := bad OPERATOR(pg_catalog.||) 'BYPASSRLS'::text; END IF;
+        IF r.rolreplication THEN bad := bad OPERATOR(pg_catalog.||) 'REPLICATION'::text; END IF;
+        IF r.rolcreaterole THEN bad := bad OPERATOR(pg_catalog.||) 'CREATEROLE'::text; END IF;
+        IF r.rolcreatedb THEN bad := bad OPERATOR(pg_catalog.||) 'CREATEDB'::text; END IF;
+        IF r.rolcanlogin AND r.rolname OPERATOR(pg_catalog.=) ANY (ARRAY['jobq_owner', 'jobq_admin']) THEN
+            bad := bad OPERATOR(pg_catalog.||) 'LOGIN'::text;
+        END IF;
+        IF r.rolinherit AND r.rolname OPERATOR(pg_catalog.=) 'jobq_owner' THEN
+            bad := bad OPERATOR(pg_catalog.||) 'INHERIT'::text;
+        END IF;
+        IF pg_catalog.cardinality(bad) OPERATOR(pg_catalog.>) 0 THEN
+            RAISE EXCEPTION 'role "%" exists with %', r.rolname, pg_catalog.array_to_string(bad, ', ')
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'Every member of a jobq role can SET ROLE to it and use these attributes.',
+                      HINT = pg_catalog.format('ALTER ROLE %I NO%s, then run the command again.',
+                                               r.rolname, pg_catalog.array_to_string(bad, ' NO'));
+        END IF;
+
+        IF r.rolcanlogin THEN
+            RAISE WARNING 'role "%" can log in', r.rolname
+                USING DETAIL = 'jobq roles are meant to be granted to login roles, not to log in themselves.';
+        END IF;
+
+        -- memberships of this role in other roles: none for the owner; for
+        -- the others, only those the install itself makes (admin in the
+        -- roles it gathers) go without a warning
+        SELECT pg_catalog.string_agg(g.rolname::text, ', ' ORDER BY g.rolname) INTO used
+        FROM pg_catalog.pg_auth_members m
+        JOIN pg_catalog.pg_roles g ON g.oid OPERATOR(pg_catalog.=) m.roleid
+        WHERE m.member OPERATOR(pg_catalog.=) r.oid
+          AND NOT (r.rolname OPERATOR(pg_catalog.=) 'jobq_admin'
+                   AND g.rolname OPERATOR(pg_catalog.=) ANY (ARRAY['jobq_producer', 'jobq_worker',
+                                                                   'jobq_monitor', 'jobq_reader']));
+        IF used IS NOT NULL AND r.rolname OPERATOR(pg_catalog.=) 'jobq_owner' THEN
+            RAISE EXCEPTION 'role "jobq_owner" exists and is a member of %', used
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'jobq''s functions run as jobq_owner; it must hold the rights of the jobq tables and no others.',
+                      HINT = 'REVOKE those roles FROM jobq_owner, then run the command again.';
+        ELSIF used IS NOT NULL THEN
+            RAISE WARNING 'role "%" is a member of %', r.rolname, used
+                USING DETAIL = pg_catalog.format('Every role granted %s gets the rights of those roles too.', r.rolname);
+        END IF;
+    END LOOP;
+END
+$install_checks$;
