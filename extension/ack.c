@@ -238,23 +238,19 @@ require_id_token(FunctionCallInfo fcinfo)
 }
 
 /*
- * jobq_count_stale
+ * count_stale
  *	  Count one refused state change against the job's queue, if the job
  *	  still exists somewhere.  Each backend bumps its own row (slot =
  *	  backend id), so counting never waits on another session.
  */
-void
-jobq_count_stale(Datum job_id)
+static void
+count_stale(Datum job_id)
 {
 	Datum		args[2];
 	int			rc;
 
 	args[0] = job_id;
-#if PG_VERSION_NUM >= 170000
-	args[1] = Int32GetDatum(MyProcNumber);
-#else
 	args[1] = Int32GetDatum(MyBackendId);
-#endif
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COUNT_STALE),
 						  args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_INSERT, "count stale acknowledgement");
@@ -364,7 +360,7 @@ jobq_complete(PG_FUNCTION_ARGS)
 	{
 		done = already_completed(values[0], values[1]);
 		if (!done)
-			jobq_count_stale(values[0]);
+			count_stale(values[0]);
 	}
 	jobq_spi_finish();
 	PG_RETURN_BOOL(done);
@@ -562,7 +558,7 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 		{
 			accepted[i] = already_completed(id_items[i], token_items[i]);
 			if (!accepted[i])
-				jobq_count_stale(id_items[i]);
+				count_stale(id_items[i]);
 		}
 		if (accepted[i])
 		{
@@ -694,7 +690,7 @@ jobq_fail(PG_FUNCTION_ARGS)
 		if (SPI_processed > 0)
 			outcome = "dead";
 		else
-			jobq_count_stale(values[0]);
+			count_stale(values[0]);
 	}
 	jobq_spi_finish();
 
@@ -742,7 +738,7 @@ jobq_extend(PG_FUNCTION_ARGS)
 												  SPI_tuptable->tupdesc, COL_EXTEND_UNTIL,
 												  &isnull));
 	else
-		jobq_count_stale(values[0]);
+		count_stale(values[0]);
 	jobq_spi_finish();
 
 	if (!found)
@@ -785,7 +781,7 @@ jobq_release(PG_FUNCTION_ARGS)
 			jobq_note_ready(queue, 1, jobq_now());
 	}
 	else
-		jobq_count_stale(values[0]);
+		count_stale(values[0]);
 	jobq_spi_finish();
 	PG_RETURN_BOOL(found);
 }

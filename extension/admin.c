@@ -161,9 +161,7 @@ require_queue_exists(text *queue)
 	JobqQueueSettings settings;
 
 	if (!jobq_queue_settings(queue, &settings))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("queue \"%s\" does not exist", text_to_cstring(queue))));
+		jobq_queue_not_found(queue);
 }
 
 /*

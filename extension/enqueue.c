@@ -181,19 +181,6 @@ check_dedupe_key(text *key)
 }
 
 /*
- * queue_missing
- */
-static void
-queue_missing(text *queue)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("queue \"%s\" does not exist", text_to_cstring(queue)),
-			 errhint("Create it first: SELECT jobq_create_queue('%s');",
-					 text_to_cstring(queue))));
-}
-
-/*
  * default_max_attempts
  *	  A job's max_attempts, when not given, is its queue's.
  */
@@ -214,7 +201,7 @@ static void
 read_queue_settings(EnqueueArgs *args)
 {
 	if (!jobq_queue_settings(args->queue, &args->settings))
-		queue_missing(args->queue);
+		jobq_queue_not_found(args->queue);
 	default_max_attempts(args);
 }
 

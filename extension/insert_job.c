@@ -240,11 +240,7 @@ read_columns(Relation rel)
 	/* id: an identity column, filled from its sequence */
 	if (TupleDescAttr(desc, attnum[COL_ID] - 1)->attidentity == '\0')
 		return false;
-#if PG_VERSION_NUM >= 170000
-	id_sequence = getIdentitySequence(rel, attnum[COL_ID], true);
-#else
 	id_sequence = getIdentitySequence(RelationGetRelid(rel), attnum[COL_ID], true);
-#endif
 	if (!OidIsValid(id_sequence))
 		return false;
 

@@ -21,9 +21,7 @@
 #include "jobq.h"
 
 #include "miscadmin.h"
-#include "common/hashfn.h"
 #include "storage/ipc.h"
-#include "storage/lock.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
@@ -40,22 +38,17 @@ int			jobq_sweep_batch_size = 1000;
 void		_PG_init(void);
 
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-#if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 
 /*
  * jobq_shmem_request
- *	  Reserve the waiter array and its lock (PostgreSQL 15 asks for this in
- *	  shmem_request_hook; 14 in _PG_init itself).
+ *	  Reserve the waiter array and its lock (in shmem_request_hook).
  */
 static void
 jobq_shmem_request(void)
 {
-#if PG_VERSION_NUM >= 150000
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-#endif
 	RequestAddinShmemSpace(jobq_wait_shmem_size());
 	RequestAddinShmemSpace(jobq_relay_shmem_size());
 	/* [0]: the waiter array (wait.c); [1 + i]: relay i (relay.c) */
@@ -126,12 +119,8 @@ _PG_init(void)
 								   PGC_POSTMASTER, 0,
 								   NULL, NULL, NULL);
 
-#if PG_VERSION_NUM >= 150000
 		prev_shmem_request_hook = shmem_request_hook;
 		shmem_request_hook = jobq_shmem_request;
-#else
-		jobq_shmem_request();
-#endif
 		prev_shmem_startup_hook = shmem_startup_hook;
 		shmem_startup_hook = jobq_shmem_startup;
 		jobq_wait_register_callbacks();
@@ -140,32 +129,4 @@ _PG_init(void)
 	}
 
 	MarkGUCPrefixReserved("jobq");
-}
-
-/*
- * jobq_lock_queue_name
- *	  Take a transaction-level lock on a queue's name: ShareLock by every
- *	  enqueue, ExclusiveLock by jobq_drop_queue.  A drop thus waits for the
- *	  enqueues in flight to commit (and then sees their jobs), and an
- *	  enqueue that starts during a drop waits and then finds no queue: no
- *	  job is ever left in a dropped queue.
- *
- *	  An advisory lock in the lock manager, not a row lock on the queue row:
- *	  a row lock (FOR KEY SHARE, as a foreign key would take) writes WAL on
- *	  every enqueue and turns concurrent producers of one queue into
- *	  multixacts.  The key is (JOBQ_LOCK_CLASS, hash of the name) in the
- *	  two-integer advisory key space of the database; applications should
- *	  not use JOBQ_LOCK_CLASS as the first key of their advisory locks.
- *	  Taken before the statement that reads the queue, so that statement's
- *	  snapshot is taken after the wait.
- */
-void
-jobq_lock_queue_name(text *queue, int mode)
-{
-	LOCKTAG		tag;
-	uint32		h = hash_bytes((const unsigned char *) VARDATA_ANY(queue),
-							   VARSIZE_ANY_EXHDR(queue));
-
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, JOBQ_LOCK_CLASS, h, 2);
-	(void) LockAcquire(&tag, mode, false, false);
 }

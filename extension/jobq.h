@@ -58,7 +58,6 @@ extern int	jobq_claim_recheck_ms;
 extern char *jobq_sweeper_databases;
 extern int	jobq_sweep_interval_ms;
 extern int	jobq_sweep_batch_size;
-extern void jobq_lock_queue_name(text *queue, int mode);
 
 /* first key of jobq's advisory locks (the bytes "jobq") */
 #define JOBQ_LOCK_CLASS				0x6A6F6271
@@ -83,6 +82,9 @@ extern void jobq_notify_queue(text *queue);
 extern void jobq_relay_attach(int slot);
 extern bool jobq_relay_pending(void);
 extern void jobq_relay_round(void);
+
+/* queues.c */
+extern void jobq_lock_queue_name(text *queue, int mode);
 
 /* sweep.c, sweeper.c */
 extern void jobq_sweep_run(text *queue, int64 max_rows, int64 *out);
@@ -153,6 +155,7 @@ extern bool jobq_spi_getbool(uint64 row, int col, bool *isnull);
 /* validate.c */
 extern void jobq_require(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern text *jobq_queue_arg(FunctionCallInfo fcinfo, int argno);
+extern void jobq_queue_not_found(text *queue) pg_attribute_noreturn();
 extern void jobq_check_queue_name(const char *name, int len);
 extern int64 jobq_interval_usecs(const Interval *span);
 extern Interval *jobq_check_interval(const Interval *span, const char *argname,
@@ -184,8 +187,5 @@ extern void jobq_insert_job_inval(Oid relid);
 extern bool jobq_insert_job(text *queue, int16 priority, TimestampTz run_at,
 							int32 max_attempts, TimestampTz enqueued_at, Jsonb *payload,
 							int64 *id);
-
-/* ack.c */
-extern void jobq_count_stale(Datum job_id);
 
 #endif							/* JOBQ_H */

@@ -19,6 +19,9 @@
 #include "jobq.h"
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "storage/lockdefs.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
@@ -182,19 +185,6 @@ build_statements(void)
 }
 
 /*
- * queue_not_found
- *	  The error every management call raises for an unknown queue.
- */
-static void
-queue_not_found(text *queue)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("queue \"%s\" does not exist", text_to_cstring(queue)),
-			 errhint("Create it with jobq_create_queue('%s').", text_to_cstring(queue))));
-}
-
-/*
  * check_settings
  *	  Validate queue settings given as datums at the argument positions;
  *	  isnull[i] marks "not given" (alter) and is an error when
@@ -325,7 +315,7 @@ lock_queue(text *queue, Datum *values)
 						  &arg, NULL, false, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "lock queue");
 	if (SPI_processed == 0)
-		queue_not_found(queue);
+		jobq_queue_not_found(queue);
 	/* column 1 is the name, column i + 1 the setting of argument i */
 	for (int i = 1; i < NUM_ARGS; i++)
 	{
@@ -438,7 +428,7 @@ set_paused(text *queue, bool paused)
 						  args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "pause queue");
 	if (SPI_processed == 0)
-		queue_not_found(queue);
+		jobq_queue_not_found(queue);
 
 	/*
 	 * A resumed queue may hold ready jobs that nobody was told about: wake
@@ -492,4 +482,32 @@ jobq_queues(PG_FUNCTION_ARGS)
 	jobq_srf_put_spi_by_name(store, desc);
 	jobq_spi_finish();
 	return (Datum) 0;
+}
+
+/*
+ * jobq_lock_queue_name
+ *	  Take a transaction-level lock on a queue's name: ShareLock by every
+ *	  enqueue, ExclusiveLock by jobq_drop_queue.  A drop thus waits for the
+ *	  enqueues in flight to commit (and then sees their jobs), and an
+ *	  enqueue that starts during a drop waits and then finds no queue: no
+ *	  job is ever left in a dropped queue.
+ *
+ *	  An advisory lock in the lock manager, not a row lock on the queue row:
+ *	  a row lock (FOR KEY SHARE, as a foreign key would take) writes WAL on
+ *	  every enqueue and turns concurrent producers of one queue into
+ *	  multixacts.  The key is (JOBQ_LOCK_CLASS, hash of the name) in the
+ *	  two-integer advisory key space of the database; applications should
+ *	  not use JOBQ_LOCK_CLASS as the first key of their advisory locks.
+ *	  Taken before the statement that reads the queue, so that statement's
+ *	  snapshot is taken after the wait.
+ */
+void
+jobq_lock_queue_name(text *queue, int mode)
+{
+	LOCKTAG		tag;
+	uint32		h = hash_bytes((const unsigned char *) VARDATA_ANY(queue),
+							   VARSIZE_ANY_EXHDR(queue));
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, JOBQ_LOCK_CLASS, h, 2);
+	(void) LockAcquire(&tag, mode, false, false);
 }

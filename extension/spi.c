@@ -164,8 +164,8 @@ jobq_spi_check(int rc, int expected, const char *what)
  *	  a tuplestore that lives in the per-query context, so they survive
  *	  SPI_finish.  Returns the store; *tupdesc receives the result shape
  *	  (for SETOF scalar functions, a one-column descriptor).
- *	  Written here rather than with InitMaterializedSRF so that the
- *	  extension also builds against PostgreSQL 14.
+ *	  Written here rather than with InitMaterializedSRF, which wants a
+ *	  composite result, so that SETOF scalar functions use it too.
  */
 Tuplestorestate *
 jobq_srf_begin(FunctionCallInfo fcinfo, TupleDesc *tupdesc)

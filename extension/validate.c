@@ -90,6 +90,20 @@ jobq_queue_arg(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
+ * jobq_queue_not_found
+ *	  The error every call that needs an existing queue raises for an
+ *	  unknown one: 42704, with the same message and hint everywhere.
+ */
+void
+jobq_queue_not_found(text *queue)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("queue \"%s\" does not exist", text_to_cstring(queue)),
+			 errhint("Create it with jobq_create_queue('%s').", text_to_cstring(queue))));
+}
+
+/*
  * jobq_worker_arg
  *	  The optional worker label of a claim: NULL is allowed, an empty or
  *	  oversized label is not.
