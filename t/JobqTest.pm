@@ -66,13 +66,15 @@ sub start_worker
 
 # start_worker_cmd(NODE, [COMMAND...], [WORKER ARGS...]): as start_worker,
 # with another command line in front of the arguments (a program built on
-# libjobq-worker.a, or valgrind and its options before the worker)
+# libjobq-worker.a, or valgrind and its options before the worker).  NODE
+# may also be a conninfo string (several hosts, say).
 sub start_worker_cmd
 {
 	my ($node, $cmd, @args) = @_;
 	my $log = $PostgreSQL::Test::Utils::tmp_check . "/worker_" . (++$nworkers) . ".log";
 	my $timer = IPC::Run::timeout(180);
-	my $h = IPC::Run::start([ @$cmd, '-d', $node->connstr('postgres'), @args ],
+	my $conninfo = ref $node ? $node->connstr('postgres') : $node;
+	my $h = IPC::Run::start([ @$cmd, '-d', $conninfo, @args ],
 		'<', '/dev/null', '>&', $log, $timer);
 	my $w = { h => $h, pid => $h->{KIDS}[0]{PID}, log => $log, timer => $timer };
 	return $w;

@@ -1,0 +1,244 @@
+# t/070_failover.pl: failover to a streaming standby under load.
+#
+# A primary with a synchronous streaming standby, jobq preloaded on both
+# (the background sweeper starts on the standby when it is promoted).
+# Producers (a loop of `jobq enqueue`) and two jobq-workers reach the
+# database through one multi-host conninfo with
+# target_session_attrs=read-write, so that libpq picks whichever node takes
+# writes.  Under load the standby is promoted and the old primary stopped
+# in immediate mode; worker B, which ran on the primary's host, dies with
+# it (SIGKILL).  Then:
+#
+#   - worker A reconnects to the new primary by itself and goes on;
+#   - the jobs B was running come back after their lease (a sweep) and run
+#     again, with the next attempt;
+#   - no acknowledged enqueue is lost: every id a producer got back is a
+#     completed job on the new primary, and no job exists that nobody
+#     enqueued (an enqueue whose answer was lost may or may not exist);
+#   - no acknowledged completion is lost: every job a worker logged with
+#     state=completed (the server accepted its complete) is completed on
+#     the new primary.
+#
+# The figures of the run are printed (note) at the end.
+use strict;
+use warnings;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep time);
+use JobqTest;
+
+my $dir = PostgreSQL::Test::Utils::tempdir();
+my $lease = 3;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'jobq'
+jobq.sweeper_databases = 'postgres'
+jobq.sweep_interval = '500ms'
+max_connections = 100
+});
+$primary->start;
+$primary->safe_psql('postgres', qq{
+	CREATE EXTENSION jobq;
+	SELECT jobq_create_queue('f', lease => '$lease s', max_attempts => 10,
+							 backoff_base => '0', backoff_cap => '0');
+});
+
+# The standby is made from a backup taken before synchronous_standby_names
+# is set, so that the promoted standby does not wait for a standby of its own.
+$primary->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->start;
+$primary->append_conf('postgresql.conf', "synchronous_standby_names = '*'\n");
+$primary->reload;
+
+# bounded wait on a node for SQL to return WANT
+sub poll
+{
+	my ($node, $sql, $want, $secs) = @_;
+	my $deadline = time + ($secs // 30);
+	my $got = '';
+	while (time < $deadline)
+	{
+		$got = $node->safe_psql('postgres', $sql);
+		return 1 if $got eq $want;
+		usleep(100_000);
+	}
+	diag("timed out on " . $node->name . ": $sql gave '$got', wanted '$want'");
+	return 0;
+}
+
+ok(poll($primary, "SELECT string_agg(sync_state, ',') FROM pg_stat_replication", 'sync'),
+	'the standby streams synchronously');
+is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'standby in recovery');
+
+# One conninfo for everybody: both nodes, libpq keeps the one that takes writes.
+my $conninfo = sprintf('host=%s,%s port=%d,%d dbname=postgres target_session_attrs=read-write',
+	$primary->host, $standby->host, $primary->port, $standby->port);
+note("conninfo: $conninfo");
+
+# The handler: one line per run (job, attempt, worker pid); every tenth job
+# is slow, so that jobs are running when the primary goes.
+my $h = write_handler('h', <<"SH");
+p=\$(cat)
+echo "\$JOBQ_JOB_ID \$JOBQ_ATTEMPT \$PPID" >> $dir/runs
+case "\$p" in *slow*true*) sleep 2 ;; esac
+echo '{"ok": true}'
+SH
+
+# A producer: enqueues {"uid": "P.N"} until told to stop; "uid id" per
+# acknowledged enqueue, "uid" alone when the answer did not come (the job
+# may or may not exist).
+my $cli = cli_bin();
+my $prod = write_handler('producer', <<"SH");
+i=0
+while [ ! -e $dir/stop ]; do
+	i=\$((i + 1))
+	slow=false
+	[ \$((i % 10)) -eq 0 ] && slow=true
+	if id=\$($cli -d "$conninfo" enqueue f "{\\"uid\\": \\"\$1.\$i\\", \\"slow\\": \$slow}" 2>>$dir/producer.err); then
+		echo "\$1.\$i \$id" >> $dir/acked.\$1
+	else
+		echo "\$1.\$i" >> $dir/unknown.\$1
+		sleep 0.1
+	fi
+done
+SH
+my @producers = map {
+	IPC::Run::start([ $prod, $_ ], '<', '/dev/null', '>', '/dev/null', '2>', "$dir/producer.$_.log")
+} 1 .. 4;
+
+my @wargs = ('-q', 'f', '-c', '4', '--sweep-interval', '1', '--poll-interval', '1', '--', $h);
+my $wa = start_worker($conninfo, @wargs);
+my $wb = start_worker($conninfo, @wargs);
+
+ok(poll($primary, "SELECT count(*) >= 40 FROM jobq.history WHERE state = 'completed'", 't', 30),
+	'load runs on the primary');
+ok(poll($primary, "SELECT count(DISTINCT worker) FROM jobq.jobs WHERE state = 'running'"
+	  . " AND payload ->> 'slow' = 'true' AND claimed_at < now() - interval '0.2 s'", '2', 30),
+	'both workers are running slow jobs');
+
+# The failover.  The primary's host goes down with worker B on it.
+my @a_running = split /\n/, $primary->safe_psql('postgres',
+	"SELECT id || ' ' || attempt FROM jobq.jobs WHERE state = 'running' AND worker LIKE '%:$wa->{pid}'");
+kill 'KILL', $wb->{pid};
+my $t_fail = time;
+$primary->stop('immediate');
+$standby->promote;
+my $t_promoted = time;
+note(sprintf('standby promoted %.2f s after the primary stopped', $t_promoted - $t_fail));
+is(stop_worker($wb), 128 + 9, 'worker B died with the primary');
+
+ok(poll($standby, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'jobq-worker'",
+		'1', 30), 'worker A reconnected to the new primary by itself');
+my $t_reconnected = time;
+ok(worker_alive($wa), 'worker A is the same process');
+my $a_done = "SELECT count(*) FROM jobq.history WHERE state = 'completed' AND worker LIKE '%:$wa->{pid}'";
+my $a_before = $standby->safe_psql('postgres', $a_done);
+ok(poll($standby, "SELECT ($a_done) >= $a_before + 20", 't', 30),
+	'worker A claims and completes jobs on the new primary');
+
+# Stop the producers, let the backlog drain.
+open my $fh, '>', "$dir/stop" or die $!;
+close $fh;
+$_->finish for @producers;
+ok(poll($standby, 'SELECT count(*) FROM jobq.jobs', '0', 40),
+	'every job finished on the new primary (those of worker B after their lease)');
+is(stop_worker($wa, 'TERM'), 0, 'worker A stops with exit 0');
+
+my $alog = worker_log($wa);
+like($alog, qr/lost the database connection.*reconnected to the database/s,
+	'worker A logged the loss and the reconnect');
+
+# --- compare what clients were told with the new primary's tables -------
+my (%acked, %unknown);
+for my $p (1 .. 4)
+{
+	for my $l (split /\n/, (-e "$dir/acked.$p" ? slurp_file("$dir/acked.$p") : ''))
+	{
+		my ($uid, $id) = split / /, $l;
+		$acked{$uid} = $id;
+	}
+	$unknown{$_} = 1 for split /\n/, (-e "$dir/unknown.$p" ? slurp_file("$dir/unknown.$p") : '');
+}
+my %row;	# uid => [id, state, attempt]
+my $dups = 0;
+for my $l (split /\n/, $standby->safe_psql('postgres',
+		"SELECT payload ->> 'uid', id, state::text, attempt FROM jobq.history"
+	  . " UNION ALL SELECT payload ->> 'uid', id, state::text, attempt FROM jobq.jobs"))
+{
+	my ($uid, $id, $state, $attempt) = split /\|/, $l;
+	$dups++ if $row{$uid};
+	$row{$uid} = [ $id, $state, $attempt ];
+}
+my @lost = grep { !$row{$_} || $row{$_}[0] != $acked{$_} || $row{$_}[1] ne 'completed' }
+  sort keys %acked;
+my @unexpected = grep { !exists $acked{$_} && !$unknown{$_} } sort keys %row;
+my $recovered = grep { $row{$_} } keys %unknown;
+is($dups, 0, 'no job enqueued twice');
+is(scalar(@lost), 0, 'no acknowledged enqueue lost: each is a completed job with its id')
+  or diag("lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)]");
+is(scalar(@unexpected), 0, 'no job that nobody enqueued')
+  or diag("unexpected: @unexpected[0 .. ($#unexpected < 9 ? $#unexpected : 9)]");
+
+# acknowledged completions: the workers' job lines with state=completed
+my %completed_by;	# id => number of accepted completes
+for my $w ($wa, $wb)
+{
+	$completed_by{$_}++
+	  for worker_log($w) =~ /job id=(\d+) queue=\S+ attempt=\S+ outcome=\S+ state=completed /g;
+}
+my %state_of = map { (split /\|/)[0, 1] } split /\n/,
+  $standby->safe_psql('postgres', 'SELECT id, state FROM jobq.history');
+my @ack_lost = grep { ($state_of{$_} // '') ne 'completed' } sort { $a <=> $b } keys %completed_by;
+is(scalar(@ack_lost), 0, 'no acknowledged completion lost')
+  or diag("completions acknowledged but not in the new primary: @ack_lost");
+is(scalar(grep { $completed_by{$_} > 1 } keys %completed_by), 0,
+	'no job had two completions accepted');
+
+# runs: the jobs worker B was running when it died ran again, after their lease
+my %runs;	# id => [[attempt, worker pid], ...]
+push @{ $runs{ (split / /)[0] } }, [ (split / /)[1, 2] ] for split /\n/, slurp_file("$dir/runs");
+my %b_done = map { $_ => 1 } worker_log($wb) =~ /job id=(\d+) /g;
+my @b_running = grep {
+	my $id = $_;
+	!$b_done{$id} && grep { $_->[1] == $wb->{pid} } @{ $runs{$id} }
+} keys %runs;
+ok(@b_running >= 1, 'worker B was running jobs when it died');
+my @b_not_rerun = grep {
+	my $id = $_;
+	my ($b_attempt) = map { $_->[0] } grep { $_->[1] == $wb->{pid} } @{ $runs{$id} };
+	!grep { $_->[0] > $b_attempt } @{ $runs{$id} }
+} @b_running;
+is(scalar(@b_not_rerun), 0, 'each of them ran again with the next attempt')
+  or diag("not run again: @b_not_rerun");
+# the jobs worker A was running: it kept them (same attempt) when their lease
+# outlived the reconnect, else they came back and ran again
+my %hist = map { my @f = split /\|/; ($f[0] => [ @f[1, 2] ]) } split /\n/,
+  $standby->safe_psql('postgres', 'SELECT id, state, attempt FROM jobq.history');
+my ($a_kept, $a_rerun) = (0, 0);
+for (@a_running)
+{
+	my ($id, $attempt) = split / /;
+	next unless ($hist{$id}[0] // '') eq 'completed';
+	$hist{$id}[1] == $attempt ? $a_kept++ : $a_rerun++;
+}
+is($a_kept + $a_rerun, scalar(@a_running), 'the jobs worker A was running at the failover completed');
+my $rerun = grep { @{ $runs{$_} } > 1 } keys %runs;
+
+note(sprintf('failover figures: enqueued (acknowledged) %d, enqueue answers lost %d'
+	  . ' (of which in the database %d), completed %d (acknowledged to a worker %d),'
+	  . ' re-run after lease %d (worker B had %d running; worker A %d, of which completed'
+	  . ' under the same claim after the reconnect %d), lost %d, unexpected %d;'
+	  . ' worker A back %.1f s after the primary stopped',
+	scalar(keys %acked), scalar(keys %unknown), $recovered,
+	scalar(grep { $_ eq 'completed' } values %state_of), scalar(keys %completed_by),
+	$rerun, scalar(@b_running), scalar(@a_running), $a_kept, scalar(@lost) + scalar(@ack_lost), scalar(@unexpected),
+	$t_reconnected - $t_fail));
+
+$standby->stop('fast');
+done_testing();
