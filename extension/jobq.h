@@ -59,8 +59,8 @@ extern char *jobq_sweeper_databases;
 extern int	jobq_sweep_interval_ms;
 extern int	jobq_sweep_batch_size;
 
-/* first key of jobq's advisory locks (the bytes "jobq") */
-#define JOBQ_LOCK_CLASS				0x6A6F6271
+/* queue name locks one transaction may hold (queues.c) */
+#define JOBQ_QUEUE_LOCKS_PER_XACT	1000
 
 /* wait.c */
 extern Size jobq_wait_shmem_size(void);
@@ -181,6 +181,7 @@ typedef struct JobqQueueSettings
 extern bool jobq_queue_settings(text *queue, JobqQueueSettings *out);
 extern bool jobq_queue_settings_cached(text *queue, JobqQueueSettings *out);
 extern ArrayType *jobq_history_queues(void);
+extern Oid	jobq_queues_relid(void);
 
 /* insert_job.c */
 extern void jobq_insert_job_inval(Oid relid);

@@ -191,6 +191,20 @@ ensure_cache(void)
 }
 
 /*
+ * jobq_queues_relid
+ *	  The OID of jobq.queues, resolved once per backend and again after an
+ *	  invalidation of it (the extension may have been created anew).  Does
+ *	  not accept invalidations itself.
+ */
+Oid
+jobq_queues_relid(void)
+{
+	if (queues_relid == InvalidOid)
+		ensure_cache();
+	return queues_relid;
+}
+
+/*
  * cache_key
  *	  The hash key of a validated queue name.
  */

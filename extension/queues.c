@@ -23,6 +23,8 @@
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "storage/lockdefs.h"
+#include "storage/proc.h"
+#include "utils/inval.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -394,8 +396,14 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 	{
 		bool		isnull;
 
+		/*
+		 * Not read-only: a read-only statement would run with the snapshot
+		 * of the caller's statement, taken before the wait for the name
+		 * lock, and miss the jobs of the enqueues it waited for (which the
+		 * DELETE below, with a new snapshot, would then delete).
+		 */
 		rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_COUNT_LIVE_JOBS),
-							  &arg, NULL, true, 1);
+							  &arg, NULL, false, 1);
 		jobq_spi_check(rc, SPI_OK_SELECT, "count live jobs");
 		if (jobq_spi_getint64(0, COL_LIVE_COUNT, &isnull) > 0)
 			ereport(ERROR,
@@ -485,6 +493,13 @@ jobq_queues(PG_FUNCTION_ARGS)
 }
 
 /*
+ * How many queue name locks this transaction took (and which transaction
+ * that is): at most JOBQ_QUEUE_LOCKS_PER_XACT, see jobq_lock_queue_name.
+ */
+static int	xact_queue_locks = 0;
+static LocalTransactionId xact_queue_locks_lxid = InvalidLocalTransactionId;
+
+/*
  * jobq_lock_queue_name
  *	  Take a transaction-level lock on a queue's name: ShareLock by every
  *	  enqueue, ExclusiveLock by jobq_drop_queue.  A drop thus waits for the
@@ -492,14 +507,30 @@ jobq_queues(PG_FUNCTION_ARGS)
  *	  enqueue that starts during a drop waits and then finds no queue: no
  *	  job is ever left in a dropped queue.
  *
- *	  An advisory lock in the lock manager, not a row lock on the queue row:
- *	  a row lock (FOR KEY SHARE, as a foreign key would take) writes WAL on
- *	  every enqueue and turns concurrent producers of one queue into
- *	  multixacts.  The key is (JOBQ_LOCK_CLASS, hash of the name) in the
- *	  two-integer advisory key space of the database; applications should
- *	  not use JOBQ_LOCK_CLASS as the first key of their advisory locks.
+ *	  A lock in the lock manager, not a row lock on the queue row: a row
+ *	  lock (FOR KEY SHARE, as a foreign key would take) writes WAL on every
+ *	  enqueue and turns concurrent producers of one queue into multixacts.
+ *	  Not an advisory lock either: any role that can connect can take
+ *	  advisory locks, and one that held the queue's key froze its enqueues
+ *	  (issue 13).  The tag is an object lock (LOCKTAG_OBJECT) whose class is
+ *	  jobq.queues' OID and whose object is the hash of the name.  PostgreSQL
+ *	  takes object locks only on the objects of system catalogs, whose
+ *	  OIDs are below FirstNormalObjectId, and no SQL function takes one, so
+ *	  no caller can take or wait for this tag (in pg_locks: locktype
+ *	  "object", classid jobq.queues).  Two names with one hash share a
+ *	  lock, which only makes a drop wait for the other queue's enqueues.
+ *
+ *	  The lock lives to the end of the transaction; it cannot be released
+ *	  at the end of the enqueue's statement, because a drop that got it
+ *	  then would not see the uncommitted job and would leave it behind.  So
+ *	  a transaction takes at most JOBQ_QUEUE_LOCKS_PER_XACT of them: past
+ *	  that (54000), before the shared lock table runs out for everyone.
+ *
  *	  Taken before the statement that reads the queue, so that statement's
- *	  snapshot is taken after the wait.
+ *	  snapshot is taken after the wait.  The OID comes from the queue
+ *	  cache; when invalidations processed after the wait change it (the
+ *	  extension was dropped and created again), the lock is taken again
+ *	  under the new OID.
  */
 void
 jobq_lock_queue_name(text *queue, int mode)
@@ -507,7 +538,41 @@ jobq_lock_queue_name(text *queue, int mode)
 	LOCKTAG		tag;
 	uint32		h = hash_bytes((const unsigned char *) VARDATA_ANY(queue),
 							   VARSIZE_ANY_EXHDR(queue));
+	Oid			relid = jobq_queues_relid();
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, JOBQ_LOCK_CLASS, h, 2);
-	(void) LockAcquire(&tag, mode, false, false);
+	if (xact_queue_locks_lxid != MyProc->lxid)
+	{
+		xact_queue_locks_lxid = MyProc->lxid;
+		xact_queue_locks = 0;
+	}
+
+	for (;;)
+	{
+		LockAcquireResult res;
+		Oid			now;
+
+		SET_LOCKTAG_OBJECT(tag, MyDatabaseId, relid, h, 0);
+		if (xact_queue_locks >= JOBQ_QUEUE_LOCKS_PER_XACT &&
+			!LockHeldByMe(&tag, mode))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("jobq: a transaction may use at most %d queues",
+							JOBQ_QUEUE_LOCKS_PER_XACT),
+					 errdetail("Each queue a transaction enqueues into holds a lock until it ends."),
+					 errhint("Commit before enqueueing into more queues.")));
+		res = LockAcquire(&tag, mode, false, false);
+		if (res == LOCKACQUIRE_OK)
+			xact_queue_locks++;
+
+		AcceptInvalidationMessages();
+		now = jobq_queues_relid();
+		if (now == relid)
+			return;
+		if (res == LOCKACQUIRE_OK)
+		{
+			LockRelease(&tag, mode, false);
+			xact_queue_locks--;
+		}
+		relid = now;
+	}
 }
