@@ -49,6 +49,12 @@ PGFILEDESC = "jobq - job queue with leases and fencing tokens"
 # Tests share one database, in this order (see sql/).
 REGRESS = $(shell cat test/regress_schedule)
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/jobq.conf
+# The whole suite once more on an updated catalog: jobq_upgrade_setup creates
+# 0.1.0 and runs ALTER EXTENSION jobq UPDATE, then every test runs as above
+# (make installcheck-upgrade; test/run-tests.sh regress runs both).
+REGRESS_UPGRADE_OPTS = $(filter-out --temp-instance=%,$(REGRESS_OPTS)) \
+	--temp-instance=./tmp_check_upgrade --outputdir=./output_upgrade
+EXTRA_CLEAN = output_upgrade tmp_check_upgrade
 ISOLATION = $(shell cat test/isolation_schedule)
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/jobq.conf
 TAP_TESTS = 1
@@ -74,6 +80,9 @@ extension/jobq--$(JOBQ_VERSION).sql: $(JOBQ_BASE_SCRIPT) $(JOBQ_UPGRADE_SCRIPTS)
 		'$(JOBQ_VERSION)' '$(notdir $(JOBQ_BASE_SCRIPT) $(JOBQ_UPGRADE_SCRIPTS))'; \
 	  for f in $(JOBQ_BASE_SCRIPT) $(JOBQ_UPGRADE_SCRIPTS); do cat $$f; echo; done; } > $@.tmp
 	mv $@.tmp $@
+
+installcheck-upgrade:
+	$(pg_regress_installcheck) $(REGRESS_UPGRADE_OPTS) jobq_upgrade_setup $(REGRESS)
 
 # The client (libjobq, jobq-worker, jobq) has a plain Makefile of its own.
 # NO_CLIENT=1 builds and installs the extension alone.
@@ -124,4 +133,4 @@ checkver:
 	fi; \
 	echo "version $$ctl consistent"
 
-.PHONY: client-all client-install client-clean checkver
+.PHONY: client-all client-install client-clean checkver installcheck-upgrade

@@ -8,7 +8,10 @@
 \set VERBOSITY terse
 SET client_min_messages = warning;
 
-CREATE EXTENSION jobq;
+-- IF NOT EXISTS: "make installcheck-upgrade" runs this suite again in a
+-- database where jobq_upgrade_setup created 0.1.0 and updated it; the audit
+-- below must then show exactly what a fresh install shows.
+CREATE EXTENSION IF NOT EXISTS jobq;
 
 SELECT e.extname, e.extversion, e.extrelocatable, n.nspname AS schema
 FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -105,7 +108,9 @@ ORDER BY c.relname;
 SELECT pg_get_userbyid(t.typowner) AS job_state_owner
 FROM pg_type t WHERE t.oid = 'jobq.job_state'::regtype;
 
--- The GUC
+-- The GUC (defined when the library loads: CREATE EXTENSION loads it, a
+-- session that finds jobq installed loads it at its first call, or here)
+LOAD 'jobq';
 SHOW jobq.max_payload_size;
 SELECT context FROM pg_settings WHERE name = 'jobq.max_payload_size';
 

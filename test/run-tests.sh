@@ -73,10 +73,12 @@ run_suite() {
 	else
 		echo "-- $name: FAILED"
 		failed_suites+=("$name")
-		for f in "$work"/regression.diffs "$work"/output_iso/regression.diffs; do
+		for f in "$work"/regression.diffs "$work"/output_iso/regression.diffs \
+			"$work"/output_upgrade/regression.diffs; do
 			[ -s "$f" ] && { echo "---- $f"; cat "$f"; }
 		done
-		rm -f "$work"/regression.diffs "$work"/output_iso/regression.diffs
+		rm -f "$work"/regression.diffs "$work"/output_iso/regression.diffs \
+			"$work"/output_upgrade/regression.diffs
 		grep -q 'FAILED\|Failed' "$log" || failed=$((failed + 1))
 	fi
 	count_tests "$log"
@@ -85,7 +87,9 @@ run_suite() {
 for s in "${suites[@]}"; do
 	case $s in
 	regress)
-		run_suite regress make -C "$work" -s installcheck NO_CLIENT=1 ISOLATION= TAP_TESTS= ;;
+		run_suite regress make -C "$work" -s installcheck NO_CLIENT=1 ISOLATION= TAP_TESTS=
+		# the same suite on a catalog created at 0.1.0 and updated
+		run_suite regress-upgrade make -C "$work" -s installcheck-upgrade NO_CLIENT=1 ;;
 	isolation)
 		run_suite isolation make -C "$work" -s installcheck NO_CLIENT=1 REGRESS= TAP_TESTS= ;;
 	client)
