@@ -1,4 +1,4 @@
--- jobq_upgrade_setup: the first test of "make installcheck-upgrade", which
+-- jobq_upgrade_setup (O5): the first test of "make installcheck-upgrade", which
 -- runs the whole regression suite once more on an updated catalog: jobq is
 -- created at 0.1.0 (the released install script) and updated to the
 -- current version, and every later test, jobq_setup's audit first, must
