@@ -10,8 +10,9 @@
 # it (SIGKILL).  Then:
 #
 #   - worker A reconnects to the new primary by itself and goes on;
-#   - the jobs B was running come back after their lease (a sweep) and run
-#     again, with the next attempt;
+#   - the jobs B held come back after their lease (a sweep) and run again,
+#     with a later attempt; those A held complete, under the same claim when
+#     their lease outlived the reconnect;
 #   - no acknowledged enqueue is lost: every id a producer got back is a
 #     completed job on the new primary, and no job exists that nobody
 #     enqueued (an enqueue whose answer was lost may or may not exist);
@@ -81,11 +82,10 @@ my $conninfo = sprintf('host=%s,%s port=%d,%d dbname=postgres target_session_att
 	$primary->host, $standby->host, $primary->port, $standby->port);
 note("conninfo: $conninfo");
 
-# The handler: one line per run (job, attempt, worker pid); every tenth job
-# is slow, so that jobs are running when the primary goes.
+# The handler: every tenth job is slow, so that jobs are running when the
+# primary goes.
 my $h = write_handler('h', <<"SH");
 p=\$(cat)
-echo "\$JOBQ_JOB_ID \$JOBQ_ATTEMPT \$PPID" >> $dir/runs
 case "\$p" in *slow*true*) sleep 2 ;; esac
 echo '{"ok": true}'
 SH
@@ -113,8 +113,8 @@ my @producers = map {
 } 1 .. 4;
 
 my @wargs = ('-q', 'f', '-c', '4', '--sweep-interval', '1', '--poll-interval', '1', '--', $h);
-my $wa = start_worker($conninfo, @wargs);
-my $wb = start_worker($conninfo, @wargs);
+my $wa = start_worker("$conninfo application_name=worker_a", @wargs);
+my $wb = start_worker("$conninfo application_name=worker_b", @wargs);
 
 ok(poll($primary, "SELECT count(*) >= 40 FROM jobq.history WHERE state = 'completed'", 't', 30),
 	'load runs on the primary');
@@ -122,18 +122,24 @@ ok(poll($primary, "SELECT count(DISTINCT worker) FROM jobq.jobs WHERE state = 'r
 	  . " AND payload ->> 'slow' = 'true' AND claimed_at < now() - interval '0.2 s'", '2', 30),
 	'both workers are running slow jobs');
 
-# The failover.  The primary's host goes down with worker B on it.
-my @a_running = split /\n/, $primary->safe_psql('postgres',
-	"SELECT id || ' ' || attempt FROM jobq.jobs WHERE state = 'running' AND worker LIKE '%:$wa->{pid}'");
+# The failover.  The primary's host goes down with worker B on it.  What
+# each worker held is read once B and its backend are gone (no complete of
+# B's can commit after that): those jobs of B's must come back after their
+# lease.
 kill 'KILL', $wb->{pid};
+is(stop_worker($wb), 128 + 9, 'worker B killed');
+ok(poll($primary, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'worker_b'", '0', 10),
+	"worker B's backend ended");
+my $held = "SELECT id || ' ' || attempt FROM jobq.jobs WHERE state = 'running' AND worker LIKE '%%:%d'";
+my @b_running = split /\n/, $primary->safe_psql('postgres', sprintf($held, $wb->{pid}));
+my @a_running = split /\n/, $primary->safe_psql('postgres', sprintf($held, $wa->{pid}));
 my $t_fail = time;
 $primary->stop('immediate');
 $standby->promote;
 my $t_promoted = time;
 note(sprintf('standby promoted %.2f s after the primary stopped', $t_promoted - $t_fail));
-is(stop_worker($wb), 128 + 9, 'worker B died with the primary');
 
-ok(poll($standby, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'jobq-worker'",
+ok(poll($standby, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'worker_a'",
 		'1', 30), 'worker A reconnected to the new primary by itself');
 my $t_reconnected = time;
 ok(worker_alive($wa), 'worker A is the same process');
@@ -200,39 +206,30 @@ is(scalar(@ack_lost), 0, 'no acknowledged completion lost')
 is(scalar(grep { $completed_by{$_} > 1 } keys %completed_by), 0,
 	'no job had two completions accepted');
 
-# runs: the jobs worker B was running when it died ran again, after their lease
-my %runs;	# id => [[attempt, worker pid], ...]
-push @{ $runs{ (split / /)[0] } }, [ (split / /)[1, 2] ] for split /\n/, slurp_file("$dir/runs");
-my %b_done = map { $_ => 1 } worker_log($wb) =~ /job id=(\d+) /g;
-my @b_running = grep {
-	my $id = $_;
-	!$b_done{$id} && grep { $_->[1] == $wb->{pid} } @{ $runs{$id} }
-} keys %runs;
-ok(@b_running >= 1, 'worker B was running jobs when it died');
-my @b_not_rerun = grep {
-	my $id = $_;
-	my ($b_attempt) = map { $_->[0] } grep { $_->[1] == $wb->{pid} } @{ $runs{$id} };
-	!grep { $_->[0] > $b_attempt } @{ $runs{$id} }
-} @b_running;
-is(scalar(@b_not_rerun), 0, 'each of them ran again with the next attempt')
-  or diag("not run again: @b_not_rerun");
-# the jobs worker A was running: it kept them (same attempt) when their lease
-# outlived the reconnect, else they came back and ran again
+# The jobs B held ran again, with a later attempt, after their lease.  The
+# jobs A held completed: under the same claim when their lease outlived the
+# reconnect, else they too came back and ran again.
 my %hist = map { my @f = split /\|/; ($f[0] => [ @f[1, 2] ]) } split /\n/,
   $standby->safe_psql('postgres', 'SELECT id, state, attempt FROM jobq.history');
-my ($a_kept, $a_rerun) = (0, 0);
-for (@a_running)
-{
-	my ($id, $attempt) = split / /;
-	next unless ($hist{$id}[0] // '') eq 'completed';
-	$hist{$id}[1] == $attempt ? $a_kept++ : $a_rerun++;
-}
-is($a_kept + $a_rerun, scalar(@a_running), 'the jobs worker A was running at the failover completed');
-my $rerun = grep { @{ $runs{$_} } > 1 } keys %runs;
+my $ended = sub {
+	my ($id, $attempt) = split / /, shift;
+	return 'not completed' if ($hist{$id}[0] // '') ne 'completed';
+	return $hist{$id}[1] == $attempt ? 'same claim' : 'run again';
+};
+ok(@b_running >= 1, 'worker B held jobs when it died');
+my @b_wrong = grep { $ended->($_) ne 'run again' } @b_running;
+is(scalar(@b_wrong), 0, 'each of them was run again with a later attempt and completed')
+  or diag("jobs (id attempt) of worker B not run again: @b_wrong");
+my $a_kept = grep { $ended->($_) eq 'same claim' } @a_running;
+my @a_wrong = grep { $ended->($_) eq 'not completed' } @a_running;
+is(scalar(@a_wrong), 0, 'the jobs worker A held at the failover completed')
+  or diag("jobs (id attempt) of worker A not completed: @a_wrong");
+
+my $rerun = grep { $_->[0] eq 'completed' && $_->[1] > 1 } values %hist;
 
 note(sprintf('failover figures: enqueued (acknowledged) %d, enqueue answers lost %d'
 	  . ' (of which in the database %d), completed %d (acknowledged to a worker %d),'
-	  . ' re-run after lease %d (worker B had %d running; worker A %d, of which completed'
+	  . ' claimed again after a lease %d (worker B held %d; worker A %d, of which completed'
 	  . ' under the same claim after the reconnect %d), lost %d, unexpected %d;'
 	  . ' worker A back %.1f s after the primary stopped',
 	scalar(keys %acked), scalar(keys %unknown), $recovered,
