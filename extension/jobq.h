@@ -180,7 +180,7 @@ typedef struct JobqQueueSettings
 
 extern bool jobq_queue_settings(text *queue, JobqQueueSettings *out);
 extern bool jobq_queue_settings_cached(text *queue, JobqQueueSettings *out);
-extern ArrayType *jobq_history_queues(void);
+extern bool jobq_any_history_queue(void);
 extern Oid	jobq_queues_relid(void);
 
 /* insert_job.c */

@@ -47,11 +47,12 @@
  * Only queues that exist are cached; a missing queue is looked up every
  * time, so that creating it takes effect at once.
  *
- * Completes also ask which queues keep completed history
- * (jobq_history_queues): a complete knows its jobs' ids, not their queues,
- * and deletes the jobs of the other queues with a plain DELETE that does
- * not prepare history rows (ack.c).  That list is cached the same way, as a
- * whole, and forgotten with the entries.
+ * Completes also ask whether any queue keeps completed history
+ * (jobq_any_history_queue): when none does, a complete is a plain DELETE
+ * that looks at no queue (ack.c).  That answer is cached the same way and
+ * forgotten with the entries.  (Until 0.2.0 it was the list of those
+ * queues, which every complete copied and compared its jobs' queues with:
+ * a cost per job that grew with the number of queues.)
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -65,7 +66,6 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
-#include "utils/array.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -91,8 +91,8 @@ static Oid	queues_relid = InvalidOid;
 /* Bumped by every invalidation, so a lookup can tell it raced one */
 static uint64 inval_count = 0;
 
-/* The names of the queues that keep completed history; NULL: not read */
-static ArrayType *history_queues = NULL;
+/* Whether some queue keeps completed history: 1 yes, 0 no, -1 not read */
+static int	any_history_queue = -1;
 
 static bool callback_registered = false;
 
@@ -105,7 +105,7 @@ static bool lookup(const char *key, JobqQueueSettings *out);
 enum
 {
 	ST_QUEUE_SETTINGS,
-	ST_HISTORY_QUEUES,
+	ST_ANY_HISTORY_QUEUE,
 	NUM_STATEMENTS
 };
 
@@ -114,7 +114,7 @@ enum
 #define COL_SETTINGS_NOTIFY			3
 #define COL_SETTINGS_LEASE			4
 #define COL_SETTINGS_KEEPS_COMPLETED 5
-#define COL_HISTORY_QUEUES			1
+#define COL_ANY_HISTORY_QUEUE		1
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_QUEUE_SETTINGS] = {"queue_settings",
@@ -122,10 +122,9 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" completed_retention > interval '0'"
 		" FROM jobq.queues WHERE name = $1",
 		1, {TEXTOID}},
-	[ST_HISTORY_QUEUES] = {"history_queues",
-		"SELECT COALESCE(array_agg(name), '{}')"
-		" FROM jobq.queues"
-		" WHERE completed_retention > interval '0'",
+	[ST_ANY_HISTORY_QUEUE] = {"any_history_queue",
+		"SELECT EXISTS (SELECT 1 FROM jobq.queues"
+		" WHERE completed_retention > interval '0')",
 		0, {InvalidOid}},
 };
 
@@ -156,11 +155,7 @@ queue_cache_inval(Datum arg, Oid relid)
 		hash_destroy(queue_cache);
 		queue_cache = NULL;
 	}
-	if (history_queues != NULL)
-	{
-		pfree(history_queues);
-		history_queues = NULL;
-	}
+	any_history_queue = -1;
 }
 
 /*
@@ -315,46 +310,34 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 }
 
 /*
- * jobq_history_queues
- *	  The names of the queues whose completed_retention is above zero, as
- *	  a text[] (empty when none is), palloc'd in the current memory
- *	  context: the cached copy can be freed by an invalidation that any
- *	  catalog access, even during the caller's statement, may process.
- *	  Runs inside SPI.
+ * jobq_any_history_queue
+ *	  Whether any queue's completed_retention is above zero.  Runs inside
+ *	  SPI.
  */
-ArrayType *
-jobq_history_queues(void)
+bool
+jobq_any_history_queue(void)
 {
 	uint64		before;
 	bool		isnull;
-	Datum		names;
-	ArrayType  *result;
-	MemoryContext oldcxt;
+	bool		result;
 	int			rc;
 
 	AcceptInvalidationMessages();
 	ensure_cache();
-	if (history_queues != NULL)
-		return (ArrayType *) pg_detoast_datum_copy((struct varlena *) history_queues);
+	if (any_history_queue >= 0)
+		return any_history_queue > 0;
 
 	before = inval_count;
-	rc = SPI_execute_snapshot(jobq_plan(&jobq_queue_cache_statements, ST_HISTORY_QUEUES),
+	rc = SPI_execute_snapshot(jobq_plan(&jobq_queue_cache_statements, ST_ANY_HISTORY_QUEUE),
 							  NULL, NULL, GetLatestSnapshot(),
 							  InvalidSnapshot, false, false, 1);
-	jobq_spi_check(rc, SPI_OK_SELECT, "read queues that keep history");
-	names = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-						  COL_HISTORY_QUEUES, &isnull);
-	Assert(!isnull);
-	result = DatumGetArrayTypePCopy(names);
+	jobq_spi_check(rc, SPI_OK_SELECT, "read whether queues keep history");
+	result = jobq_spi_getbool(0, COL_ANY_HISTORY_QUEUE, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 
 	/* as in jobq_queue_settings: what raced an invalidation is not kept */
 	if (inval_count == before)
-	{
-		oldcxt = MemoryContextSwitchTo(CacheMemoryContext);
-		history_queues = (ArrayType *) pg_detoast_datum_copy((struct varlena *) result);
-		MemoryContextSwitchTo(oldcxt);
-	}
+		any_history_queue = result ? 1 : 0;
 	return result;
 }
 

@@ -7,7 +7,8 @@
 -- and generic plans must use: claim -> jobs_claim_idx, with the row locks
 -- taken under the LIMIT and no Sort of the ready set below them; sweep ->
 -- jobs_lease_idx; history purge -> history_queue_state_idx; complete,
--- complete_batch and extend -> jobs_pkey.
+-- complete_batch and extend -> jobs_pkey, and complete's question whether
+-- the job's queue keeps history -> queues_pkey, once per job.
 -- Plans are checked as booleans so that the test does not depend on costs.
 \set VERBOSITY terse
 SET client_min_messages = warning;
@@ -29,6 +30,11 @@ WITH c AS (SELECT id, token FROM jobq_claim('exp-h', max_jobs => 1000))
 SELECT count(*) FROM jobq_complete_batch(ARRAY(SELECT id FROM c), ARRAY(SELECT token FROM c));
 WITH c AS (SELECT id, token FROM jobq_claim('exp-h', max_jobs => 1000))
 SELECT count(*) FROM jobq_complete_batch(ARRAY(SELECT id FROM c), ARRAY(SELECT token FROM c));
+-- 500 more queues that keep history: whether a completed job's queue
+-- keeps history must be a probe of queues_pkey (a small table may be
+-- scanned: it is one page)
+SELECT count(jobq_create_queue('exp-many-' || g, completed_retention => '1 day'))
+FROM generate_series(1, 500) g;
 ANALYZE jobq.jobs;
 ANALYZE jobq.queues;
 ANALYZE jobq.history;
@@ -52,8 +58,8 @@ $$;
 --     $5 worker, $6 tokens
 --   pop.c: $1 queue, $2 now, $3 max_jobs (without and with history)
 --   sweep.c, expired leases and history purge: $1 now, $2 queue, $3 max_rows
---   ack.c, jobq_complete: $1 id, $2 token, $3 finished_at, $4 result, $5
---     queues that keep history; the plain delete: $1 id, $2 token, $3 queues
+--   ack.c, jobq_complete: $1 id, $2 token, $3 finished_at, $4 result; the
+--     plain delete: $1 id, $2 token, $3 whether no queue keeps history
 --   ack.c, jobq_complete_batch: the same with arrays of ids, tokens, results
 --   ack.c, jobq_extend: $1 id, $2 token, $3 now, $4 lease
 -- Each prepared statement ends with the C's text, word for word.
@@ -73,10 +79,10 @@ FROM (VALUES
     (4, 'regress_pop_history', 'pop_history', 'text, timestamptz, int8'),
     (5, 'regress_expire', 'expire', 'timestamptz, text, int8'),
     (6, 'regress_purge', 'purge_history', 'timestamptz, text, int8'),
-    (7, 'regress_complete_plain', 'complete_plain', 'int8, uuid, text[]'),
-    (8, 'regress_complete', 'complete', 'int8, uuid, timestamptz, jsonb, text[]'),
-    (9, 'regress_complete_batch_plain', 'complete_batch_plain', 'int8[], uuid[], text[]'),
-    (10, 'regress_complete_batch', 'complete_batch', 'int8[], uuid[], timestamptz, jsonb[], text[]'),
+    (7, 'regress_complete_plain', 'complete_plain', 'int8, uuid, bool'),
+    (8, 'regress_complete', 'complete', 'int8, uuid, timestamptz, jsonb'),
+    (9, 'regress_complete_batch_plain', 'complete_batch_plain', 'int8[], uuid[], bool'),
+    (10, 'regress_complete_batch', 'complete_batch', 'int8[], uuid[], timestamptz, jsonb[]'),
     (11, 'regress_extend', 'extend', 'int8, uuid, timestamptz, interval')
 ) AS s(n, name, stmt, types)
 ORDER BY n;
@@ -145,10 +151,10 @@ BEGIN
         RETURN NEXT;
     END LOOP;
     FOREACH p IN ARRAY ARRAY[
-        $q$EXECUTE regress_complete(5, gen_random_uuid(), clock_timestamp(), NULL, ARRAY['exp-h'])$q$,
-        $q$EXECUTE regress_complete_plain(5, gen_random_uuid(), ARRAY['exp-h'])$q$,
-        $q$EXECUTE regress_complete_batch(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()], clock_timestamp(), NULL, ARRAY['exp-h'])$q$,
-        $q$EXECUTE regress_complete_batch_plain(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()], ARRAY['exp-h'])$q$]
+        $q$EXECUTE regress_complete(5, gen_random_uuid(), clock_timestamp(), NULL)$q$,
+        $q$EXECUTE regress_complete_plain(5, gen_random_uuid(), false)$q$,
+        $q$EXECUTE regress_complete_batch(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()], clock_timestamp(), NULL)$q$,
+        $q$EXECUTE regress_complete_batch_plain(ARRAY[5, 6, 7]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()], false)$q$]
     LOOP
         statement := p;
         p := regress_plan(p);
@@ -157,6 +163,12 @@ BEGIN
         RETURN NEXT;
         check_name := 'no seq scan of jobs';
         ok := p !~ 'Seq Scan on jobs';
+        RETURN NEXT;
+        -- whether a job's queue keeps history is one probe of the queue's
+        -- key per job, not a list of all such queues (issue 13, item 7)
+        check_name := 'history: probes queues_pkey';
+        ok := p ~ 'Index Scan using queues_pkey on queues q' AND p !~ 'Seq Scan on queues'
+              AND p !~ 'ANY|ALL';
         RETURN NEXT;
         -- a batch probes the key once per (id, token) pair, never scans
         -- the pairs once per job found (that plan was quadratic)
@@ -204,5 +216,6 @@ DEALLOCATE regress_extend;
 DROP FUNCTION regress_check_plans(text);
 DROP FUNCTION regress_plan(text);
 DROP FUNCTION regress_prepare(text, text, text);
+SELECT count(jobq_drop_queue('exp-many-' || g)) FROM generate_series(1, 500) g;
 SELECT jobq_drop_queue('exp', force => true), jobq_drop_queue('exp-b', force => true),
        jobq_drop_queue('exp-h', force => true);
