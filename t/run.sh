@@ -6,9 +6,8 @@
 # PostgreSQL refuses to run as root, so when called as root (CI) this
 # copies the tests to a scratch directory owned by "postgres" and runs
 # prove as that user.  The binaries come from $JOBQ_BIN_DIR, else
-# client/ (built with "make -C client" when missing; if the Makefile
-# cannot build them, they are compiled directly from libjobq's sources
-# and libpq, which is all they need).  The extension must be installed
+# client/, brought up to date with "make -C client" (the one build of
+# them; a failed build stops here).  The extension must be installed
 # ("make NO_CLIENT=1 install").  Tests that need valgrind skip without it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,26 +18,12 @@ trap 'rm -rf "$work"' EXIT
 
 bin=${JOBQ_BIN_DIR:-$root/client}
 if [ -z "${JOBQ_BIN_DIR:-}" ]; then
-	# rebuild when sources changed; failure falls through to the direct build
-	make -C "$root/client" >/dev/null 2>&1 || rm -f "$bin/jobq-worker" "$bin/jobq"
-fi
-if [ ! -x "$bin/jobq-worker" ] || [ ! -x "$bin/jobq" ]; then
-	bin=$work/bin
-	mkdir -p "$bin/examples"
-	c=$root/client
-	cflags="-std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -O2 -g -I$c/include -I$c/src -I$(pg_config --includedir)"
-	libs="-L$(pg_config --libdir) -lpq -lm"
-	gcc $cflags -o "$bin/jobq-worker" "$c"/worker/*.c "$c"/src/*.c $libs
-	gcc $cflags -o "$bin/jobq" "$c"/cli/*.c "$c"/src/*.c $libs
-	gcc $cflags -o "$bin/examples/callback_worker" "$c"/examples/callback_worker.c \
-		$(ls "$c"/worker/*.c | grep -v /main.c) "$c"/src/*.c $libs
+	make -s -C "$root/client" >/dev/null || { echo "t/run.sh: the client does not build (make -C client)" >&2; exit 1; }
 fi
 # the tests run as postgres: give them their own copy of the binaries
 mkdir -p "$work/bin/examples"
-if [ "$bin" != "$work/bin" ]; then
-	cp "$bin/jobq-worker" "$bin/jobq" "$work/bin/"
-	[ ! -x "$bin/examples/callback_worker" ] || cp "$bin/examples/callback_worker" "$work/bin/examples/"
-fi
+cp "$bin/jobq-worker" "$bin/jobq" "$work/bin/"
+[ ! -x "$bin/examples/callback_worker" ] || cp "$bin/examples/callback_worker" "$work/bin/examples/"
 cp -r "$root/t" "$work/t"
 
 as_pg() { if [ "$(id -u)" = 0 ]; then chown -R postgres: "$work"; runuser -u postgres -- "$@"; else "$@"; fi; }

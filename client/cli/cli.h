@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "jobq-client.h"
+#include "jobq-common.h"
 
 #define EXIT_OK			0
 #define EXIT_FAILED		1
@@ -47,8 +48,6 @@ typedef struct Table
 } Table;
 
 /* output.c */
-extern void *cli_malloc(size_t n);
-extern char *cli_strdup(const char *s);
 extern void table_init(Table *t, int ncols, const char *const *names,
 					   const bool *numeric);
 extern void table_add(Table *t, const char *const *row);

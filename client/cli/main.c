@@ -115,17 +115,17 @@ usage(FILE *f)
 			"  %s [OPTION]... COMMAND [ARG]...\n\n"
 			"Commands:\n"
 			"  enqueue QUEUE [JSON]     add a job; without JSON, one job per line of stdin\n"
-			"        [--delay=SECONDS | --run-at=TIMESTAMP] [--priority=N]\n"
+			"        [--delay=DURATION | --run-at=TIMESTAMP] [--priority=N]\n"
 			"        [--max-attempts=N] [--key=DEDUPE_KEY]\n"
-			"  stats [QUEUE]            job counts per queue  [--watch=SECONDS]\n"
+			"  stats [QUEUE]            job counts per queue  [--watch=DURATION]\n"
 			"  list QUEUE               jobs of a queue  [--state=STATE] [--limit=N]\n"
 			"  show ID                  everything about one job\n"
 			"  retry ID | --queue=QUEUE dead job(s) back to ready\n"
 			"  cancel ID                a ready or dead job to cancelled\n"
 			"  purge QUEUE              delete finished jobs  [--state=STATE]\n"
-			"        [--older-than=SECONDS]\n"
-			"  queue create NAME        [--lease=S] [--max-attempts=N] [--backoff-base=S]\n"
-			"        [--backoff-cap=S] [--completed-retention=S] [--dead-retention=S]\n"
+			"        [--older-than=DURATION]\n"
+			"  queue create NAME        [--lease=D] [--max-attempts=N] [--backoff-base=D]\n"
+			"        [--backoff-cap=D] [--completed-retention=D] [--dead-retention=D]\n"
 			"        [--notify=on|off]\n"
 			"  queue alter NAME         the same settings; those not given stay\n"
 			"  queue drop NAME          [--force: also delete its live jobs]\n"
@@ -139,8 +139,8 @@ usage(FILE *f)
 			"      --json               machine-readable output\n"
 			"  -h, --help               show this help, then exit\n"
 			"  -V, --version            show the version, then exit\n\n"
-			"Durations (S, SECONDS) are whole seconds or an interval such as \"5 min\",\n"
-			"\"1 hour 30 minutes\" or \"01:30:00\".\n"
+			JOBQ_DURATION_HELP
+			"Queue settings, --delay and --older-than take whole seconds.\n"
 			"Exit status: 0 ok, 1 operation failed or not found, 2 bad usage,\n"
 			"3 connection error.\n",
 			progname, progname);
@@ -242,101 +242,34 @@ print_rows_json(const JobqRows *rows)
 
 /*
  * duration
- *		An option value in whole seconds: a number ("90"), or an interval
- *		in the words PostgreSQL accepts most often ("5 min", "1 hour 30
- *		minutes", "2 days", "01:30:00").  libjobq takes seconds, so the CLI
- *		converts; anything else, a fraction of a second or a negative
- *		value is a usage error.  Returns -1 when s is NULL (the default).
+ *		An option value in whole seconds, in the duration syntax both tools
+ *		take (JOBQ_DURATION_HELP): "90", "5min", "1h30m", "2 days",
+ *		"01:30:00".  libjobq takes seconds, so the CLI converts; anything
+ *		else, or a fraction of a second, is a usage error.  Returns -1 when
+ *		s is NULL (the default).
  */
 static int
 duration(const char *s, const char *what)
 {
-	static const struct
-	{
-		const char *unit;
-		double		secs;
-	}			units[] = {
-		{"s", 1}, {"sec", 1}, {"secs", 1}, {"second", 1}, {"seconds", 1},
-		{"m", 60}, {"min", 60}, {"mins", 60}, {"minute", 60}, {"minutes", 60},
-		{"h", 3600}, {"hr", 3600}, {"hrs", 3600}, {"hour", 3600}, {"hours", 3600},
-		{"d", 86400}, {"day", 86400}, {"days", 86400},
-		{"w", 604800}, {"week", 604800}, {"weeks", 604800},
-	};
-	const char *p = s;
-	double		total = 0;
-	int			terms = 0;
+	double		v;
 
 	if (s == NULL)
 		return -1;
-	while (*p)
+	if (jobq_parse_duration(s, 0, &v) != 0)
 	{
-		char	   *end;
-		double		n;
-		size_t		ulen;
-		bool		found = false;
-
-		while (*p == ' ')
-			p++;
-		if (*p == '\0')
-			break;
-		errno = 0;
-		n = strtod(p, &end);
-		if (end == p || errno || !isfinite(n) || n < 0 || *p == '-' || *p == '+')
-			goto bad;
-		p = end;
-		if (*p == ':')
-		{
-			/* HH:MM[:SS] */
-			double		m,
-						sec = 0;
-
-			m = strtod(++p, &end);
-			if (end == p || m < 0 || *p == '-')
-				goto bad;
-			p = end;
-			if (*p == ':')
-			{
-				sec = strtod(++p, &end);
-				if (end == p || sec < 0 || *p == '-')
-					goto bad;
-				p = end;
-			}
-			total += n * 3600 + m * 60 + sec;
-			terms++;
-			continue;
-		}
-		while (*p == ' ')
-			p++;
-		ulen = strcspn(p, " 0123456789");
-		if (ulen == 0)
-		{
-			if (terms > 0 || *p)
-				goto bad;
-			total += n;			/* a bare number: seconds */
-			terms++;
-			continue;
-		}
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (strlen(units[i].unit) == ulen && strncmp(p, units[i].unit, ulen) == 0)
-			{
-				total += n * units[i].secs;
-				found = true;
-				break;
-			}
-		if (!found)
-			goto bad;
-		p += ulen;
-		terms++;
+		fprintf(stderr, "%s: invalid duration \"%s\" for %s\n%s", progname, s, what,
+				JOBQ_DURATION_HELP);
+		fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
+		finish(EXIT_USAGE);
 	}
-	if (terms == 0 || total != floor(total) || total > INT_MAX - 1)
-		goto bad;
-	return (int) total;
-bad:
-	fprintf(stderr, "%s: invalid %s \"%s\": durations are whole seconds or an "
-			"interval such as \"5 min\"\n", progname, what, s);
-	fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
-	finish(EXIT_USAGE);
-	return -1;					/* not reached */
+	if (v != floor(v) || v > INT_MAX - 1)
+	{
+		fprintf(stderr, "%s: %s must be whole seconds up to %d, not \"%s\"\n",
+				progname, what, INT_MAX - 1, s);
+		fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
+		finish(EXIT_USAGE);
+	}
+	return (int) v;
 }
 
 /* an integer argument, or a usage error naming what */
@@ -419,7 +352,7 @@ read_stdin(void)
 				len = 0;
 	size_t		n;
 
-	stdin_text = cli_malloc(cap);
+	stdin_text = jobq_xmalloc(cap);
 	while ((n = fread(stdin_text + len, 1, cap - len - 1, stdin)) > 0)
 	{
 		len += n;
@@ -491,7 +424,7 @@ cmd_enqueue(void)
 
 	if (nargs == 3)
 	{
-		lines = cli_malloc(sizeof(char *));
+		lines = jobq_xmalloc(sizeof(char *));
 		lines[nlines++] = args[2];
 	}
 	else
@@ -499,7 +432,7 @@ cmd_enqueue(void)
 		size_t		cap = 16;
 
 		read_stdin();
-		lines = cli_malloc(sizeof(char *) * cap);
+		lines = jobq_xmalloc(sizeof(char *) * cap);
 		for (char *p = strtok(stdin_text, "\n"); p; p = strtok(NULL, "\n"))
 		{
 			size_t		l = strlen(p);
@@ -533,9 +466,9 @@ cmd_enqueue(void)
 		usage_error("%s", "--key applies to one job only");
 	}
 	keys[0] = opt[O_KEY];
-	lens = cli_malloc(sizeof(size_t) * nlines);
-	ids = cli_malloc(sizeof(int64_t) * nlines);
-	created = cli_malloc(sizeof(int) * nlines);
+	lens = jobq_xmalloc(sizeof(size_t) * nlines);
+	ids = jobq_xmalloc(sizeof(int64_t) * nlines);
+	created = jobq_xmalloc(sizeof(int) * nlines);
 	for (int i = 0; i < nlines; i++)
 		lens[i] = strlen(lines[i]);
 
@@ -602,7 +535,7 @@ trunc_seconds(const char *interval)
 
 	if (interval == NULL)
 		return NULL;
-	s = cli_strdup(interval);
+	s = jobq_xstrdup(interval);
 	dot = strrchr(s, '.');
 	if (dot && strchr(s, ':') && dot > strrchr(s, ':'))
 		*dot = '\0';
@@ -689,14 +622,10 @@ cmd_stats(void)
 
 	allow_only("stats", allowed);
 	want_args("stats", 0, 1);
-	if (opt[O_WATCH])
-	{
-		char	   *end;
-
-		watch = strtod(opt[O_WATCH], &end);
-		if (end == opt[O_WATCH] || *end || !(watch >= 0.1 && watch <= 86400))
-			usage_error("invalid --watch interval \"%s\"", opt[O_WATCH]);
-	}
+	if (opt[O_WATCH] &&
+		(jobq_parse_duration(opt[O_WATCH], 0, &watch) != 0 ||
+		 !(watch >= 0.1 && watch <= 86400)))
+		usage_error("invalid --watch interval \"%s\" (100ms to 1d)", opt[O_WATCH]);
 	queue = nargs > 1 ? args[1] : NULL;
 	connect_db();
 	for (;;)
@@ -742,7 +671,7 @@ short_time(const char *ts)
 
 	if (ts == NULL)
 		return NULL;
-	s = cli_strdup(ts);
+	s = jobq_xstrdup(ts);
 	if (strlen(s) >= 19 && s[10] == ' ')
 		s[19] = '\0';
 	return s;
@@ -1176,6 +1105,7 @@ main(int argc, char **argv)
 		progname = strrchr(argv[0], '/') + 1;
 	else if (argc > 0)
 		progname = argv[0];
+	jobq_set_progname(progname);
 
 	/*
 	 * Options may come before or after the command (GNU getopt permutes);

@@ -19,7 +19,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,27 +27,6 @@
 #include "cli.h"
 
 #define MAX_CELL 60				/* display width of a cell before "..." */
-
-void *
-cli_malloc(size_t n)
-{
-	void	   *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-	{
-		fprintf(stderr, "jobq: out of memory\n");
-		exit(EXIT_FAILED);
-	}
-	return p;
-}
-
-char *
-cli_strdup(const char *s)
-{
-	size_t		n = strlen(s) + 1;
-
-	return memcpy(cli_malloc(n), s, n);
-}
 
 void
 table_init(Table *t, int ncols, const char *const *names, const bool *numeric)
@@ -77,7 +55,7 @@ table_add(Table *t, const char *const *row)
 		t->cap = cap;
 	}
 	for (int i = 0; i < t->ncols; i++)
-		t->cells[t->nrows * t->ncols + i] = row[i] ? cli_strdup(row[i]) : NULL;
+		t->cells[t->nrows * t->ncols + i] = row[i] ? jobq_xstrdup(row[i]) : NULL;
 	t->nrows++;
 }
 
@@ -118,7 +96,7 @@ cell_text(const char *v, bool cut)
 
 	v = v ? v : "";
 	n = strlen(v);
-	out = cli_malloc(n + 4);
+	out = jobq_xmalloc(n + 4);
 	for (size_t i = 0; i < n; i++)
 	{
 		unsigned char c = (unsigned char) v[i];
@@ -147,7 +125,7 @@ void
 print_table(const Table *t)
 {
 	int			ncols = t->ncols;
-	size_t	   *w = cli_malloc(sizeof(size_t) * (ncols ? ncols : 1));
+	size_t	   *w = jobq_xmalloc(sizeof(size_t) * (ncols ? ncols : 1));
 
 	for (int c = 0; c < ncols; c++)
 	{
@@ -219,59 +197,33 @@ print_record(const JobqRows *rows)
 	}
 }
 
-/* print_json_string: s as a JSON string (NULL: null) */
+/*
+ * print_json_string, print_json_time
+ *		s as a JSON string (NULL: null); a timestamptz as PostgreSQL's JSON
+ *		conversion writes it (see jobq_buf_json_timestamp).
+ */
+static void
+print_json_with(void (*render) (JobqBuf *, const char *), const char *s)
+{
+	JobqBuf		b;
+
+	jobq_buf_init(&b);
+	render(&b, s);
+	jobq_xcheck(&b);
+	fputs(b.data, stdout);
+	jobq_buf_free(&b);
+}
+
 void
 print_json_string(const char *s)
 {
-	if (s == NULL)
-	{
-		fputs("null", stdout);
-		return;
-	}
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-	{
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", stdout);
-		else if (*p == '\r')
-			fputs("\\r", stdout);
-		else if (*p == '\t')
-			fputs("\\t", stdout);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
+	print_json_with(jobq_buf_json_string, s);
 }
 
-/*
- * print_json_time
- *		A timestamptz in ISO DateStyle ("2026-01-02 03:04:05.6+00") as
- *		PostgreSQL's JSON conversion writes it ("2026-01-02T03:04:05.6+00:00");
- *		other forms as plain strings.
- */
 void
 print_json_time(const char *ts)
 {
-	char		buf[64];
-	size_t		len = ts ? strlen(ts) : 0;
-	size_t		sign;
-
-	if (ts == NULL || len < 19 || len + 4 >= sizeof(buf) || ts[10] != ' ' ||
-		strchr(ts, 'B') != NULL)
-	{
-		print_json_string(ts);
-		return;
-	}
-	memcpy(buf, ts, len + 1);
-	buf[10] = 'T';
-	sign = strcspn(buf + 19, "+-") + 19;
-	if (sign < len && len - sign == 3)
-		memcpy(buf + len, ":00", 4);
-	print_json_string(buf);
+	print_json_with(jobq_buf_json_timestamp, ts);
 }
 
 /*
@@ -300,67 +252,13 @@ print_json_number(double v)
 
 /*
  * interval_seconds
- *		The length of an interval in PostgreSQL's default output style
- *		("1 year 2 mons 3 days 04:05:06.5", "-00:00:01") in seconds, as
- *		extract(epoch FROM ...) computes it (a year of 365.25 days, a
- *		month of 30).  false when the text is in another style.
+ *		The length of an interval as the server prints it ("1 year 2 mons
+ *		3 days 04:05:06.5", "-00:00:01") in seconds, as extract(epoch FROM
+ *		...) computes it (a year of 365.25 days, a month of 30).  false when
+ *		the text is in another style.
  */
 bool
 interval_seconds(const char *text, double *out)
 {
-	const char *p = text;
-	double		total = 0;
-
-	while (*p)
-	{
-		char	   *end;
-		double		n;
-
-		while (*p == ' ')
-			p++;
-		if (*p == '\0')
-			break;
-		n = strtod(p, &end);
-		if (end == p)
-			return false;
-		if (*end == ':')
-		{
-			/* [-]HH:MM:SS[.frac] */
-			bool		neg = (*p == '-');
-			double		h = fabs(n),
-						m,
-						s = 0;
-
-			p = end + 1;
-			m = strtod(p, &end);
-			if (end == p)
-				return false;
-			p = end;
-			if (*p == ':')
-			{
-				p++;
-				s = strtod(p, &end);
-				if (end == p)
-					return false;
-				p = end;
-			}
-			total += (neg ? -1 : 1) * (h * 3600 + m * 60 + s);
-			continue;
-		}
-		p = end;
-		while (*p == ' ')
-			p++;
-		if (strncmp(p, "year", 4) == 0)
-			total += n * 365.25 * 86400;
-		else if (strncmp(p, "mon", 3) == 0)
-			total += n * 30 * 86400;
-		else if (strncmp(p, "day", 3) == 0)
-			total += n * 86400;
-		else
-			return false;
-		while (isalpha((unsigned char) *p))
-			p++;
-	}
-	*out = total;
-	return true;
+	return jobq_parse_duration(text, JOBQ_DURATION_SIGNED, out) == 0;
 }

@@ -29,18 +29,13 @@
 #include <libpq-fe.h>
 
 #include "jobq-client.h"
+#include "jobq-common.h"
 
 #ifndef LIBPQ_HAS_PIPELINING
 #error "libjobq needs libpq 14 or later (pipeline mode)"
 #endif
 
 #define JOBQ_ERRMSG_SIZE 1024
-
-#if defined(__GNUC__)
-#define JOBQ_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define JOBQ_PRINTF(f, a)
-#endif
 
 /*
  * The fixed statements.  Each has a template with one "%s" for the quoted
@@ -138,15 +133,6 @@ struct JobqRows
 	PGresult   *res;			/* PGresults outlive their connection */
 };
 
-/* A growable byte buffer; "failed" latches after an allocation error. */
-typedef struct JobqBuf
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-	int			failed;
-} JobqBuf;
-
 /* error.c */
 void		jobq_clear_error(JobqConn *conn);
 void		jobq_set_error(JobqConn *conn, JobqErrorClass cls,
@@ -157,16 +143,6 @@ int			jobq_check_id(JobqConn *conn, int64_t id);
 int			jobq_check_token(JobqConn *conn, const char *token);
 int			jobq_check_range(JobqConn *conn, const char *what, long long v,
 							 long long lo, long long hi);
-
-/* buf.c */
-void		jobq_buf_init(JobqBuf *b);
-void		jobq_buf_free(JobqBuf *b);
-void		jobq_buf_append(JobqBuf *b, const char *s, size_t len);
-void		jobq_buf_puts(JobqBuf *b, const char *s);
-void		jobq_buf_printf(JobqBuf *b, const char *fmt,...) JOBQ_PRINTF(2, 3);
-void		jobq_buf_array_elem(JobqBuf *b, const char *s, size_t len);
-void		jobq_buf_json_string(JobqBuf *b, const char *s);
-char	   *jobq_strdup(const char *s);
 
 /* conn.c */
 int			jobq_ensure_connected(JobqConn *conn);
@@ -182,7 +158,7 @@ void		jobq_note_failure(JobqConn *conn, PGresult *res);
 /* values.c */
 char	   *jobq_copy_json(JobqConn *conn, const char *what, const char *text,
 						   size_t len);
-void		jobq_fmt_interval(char *buf, size_t size, int seconds);
+void		jobq_buf_array_elem(JobqBuf *b, const char *s, size_t len);
 int			jobq_parse_int64(JobqConn *conn, const char *s, int64_t *out);
 const char *jobq_single_value(JobqConn *conn, const PGresult *res, int *ok);
 

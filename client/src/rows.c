@@ -36,34 +36,6 @@
 #define TIMESTAMPTZOID 1184
 
 /*
- * json_timestamp: a timestamp in ISO DateStyle ("2026-01-02 03:04:05.6+00")
- * as PostgreSQL's own JSON conversion writes it ("2026-01-02T03:04:05.6+00:00"),
- * so that jobq_rows_json and row_to_json agree.  Other styles (and BC
- * dates, infinity) go out as the plain quoted text.
- */
-static void
-json_timestamp(JobqBuf *b, const char *v)
-{
-	char		tmp[64];
-	size_t		len = strlen(v);
-	size_t		sign;
-
-	if (len < 19 || len + 4 >= sizeof(tmp) || v[10] != ' ' || v[4] != '-' ||
-		strchr(v, 'B') != NULL)
-	{
-		jobq_buf_json_string(b, v);
-		return;
-	}
-	memcpy(tmp, v, len + 1);
-	tmp[10] = 'T';
-	/* a zone offset of hours only ("+00", "-03") gets its minutes */
-	sign = strcspn(tmp + 19, "+-") + 19;
-	if (sign < len && len - sign == 3)
-		memcpy(tmp + len, ":00", 4);
-	jobq_buf_json_string(b, tmp);
-}
-
-/*
  * jobq_rows_from: wrap a result (taking ownership), or NULL when out of
  * memory (res freed) or when res is NULL (error already set).
  */
@@ -184,7 +156,7 @@ jobq_rows_json(const JobqRows *rows)
 			else if (t == JSONOID || t == JSONBOID)
 				jobq_buf_puts(&b, v);
 			else if (t == TIMESTAMPOID || t == TIMESTAMPTZOID)
-				json_timestamp(&b, v);
+				jobq_buf_json_timestamp(&b, v);
 			else
 				jobq_buf_json_string(&b, v);
 		}

@@ -2,8 +2,8 @@
  *
  * values.c
  *	  The text forms every call shares: a JSON argument checked and
- *	  copied, an interval literal, an integer or single value read from a
- *	  server result.
+ *	  copied, an element of an array literal, an integer or single value
+ *	  read from a server result; and jobq_free.
  *
  * Payloads are JSON text passed with an explicit length.  libpq sends
  * text parameters as NUL-terminated strings, so a payload is copied into
@@ -66,13 +66,6 @@ jobq_copy_json(JobqConn *conn, const char *what, const char *text, size_t len)
 	return copy;
 }
 
-/* jobq_fmt_interval: an interval literal for a number of seconds. */
-void
-jobq_fmt_interval(char *buf, size_t size, int seconds)
-{
-	snprintf(buf, size, "%d seconds", seconds);
-}
-
 /*
  * jobq_parse_int64: a server integer in text form.  The server only sends
  * well-formed integers; anything else is a protocol error.
@@ -114,4 +107,48 @@ jobq_single_value(JobqConn *conn, const PGresult *res, int *ok)
 	}
 	*ok = 1;
 	return PQgetisnull(res, 0, 0) ? NULL : PQgetvalue(res, 0, 0);
+}
+
+/*
+ * jobq_buf_array_elem: append one element of an array literal: the
+ * separator when needed, then s (len bytes) double-quoted with '"' and
+ * '\' escaped, or the unquoted NULL when s is NULL.  The caller writes
+ * the enclosing braces.
+ */
+void
+jobq_buf_array_elem(JobqBuf *b, const char *s, size_t len)
+{
+	size_t		i;
+	size_t		start;
+
+	if (b->len > 0 && b->data[b->len - 1] != '{')
+		jobq_buf_append(b, ",", 1);
+	if (s == NULL)
+	{
+		jobq_buf_append(b, "NULL", 4);
+		return;
+	}
+	/* worst case every byte escaped, reserved once */
+	if (!jobq_buf_reserve(b, 2 * len + 2))
+		return;
+	jobq_buf_append(b, "\"", 1);
+	start = 0;
+	for (i = 0; i < len; i++)
+	{
+		if (s[i] == '"' || s[i] == '\\')
+		{
+			jobq_buf_append(b, s + start, i - start);
+			jobq_buf_append(b, "\\", 1);
+			start = i;
+		}
+	}
+	jobq_buf_append(b, s + start, len - start);
+	jobq_buf_append(b, "\"", 1);
+}
+
+/* jobq_free: see jobq-client.h */
+void
+jobq_free(void *ptr)
+{
+	free(ptr);
 }

@@ -279,7 +279,7 @@ jobs_from_list(Worker *w, JobqJobList *list, Job **jobs, int *njobs)
 	double		now = now_mono();
 
 	*njobs = (int) jobq_joblist_count(list);
-	*jobs = xmalloc(sizeof(Job) * (*njobs ? *njobs : 1));
+	*jobs = jobq_xmalloc(sizeof(Job) * (*njobs ? *njobs : 1));
 	for (int i = 0; i < *njobs; i++)
 	{
 		Job		   *j = &(*jobs)[i];
@@ -416,7 +416,7 @@ db_claim_interrupt(Worker *w)
 static char *
 ascii_only(const char *s)
 {
-	char	   *c = xstrdup(s);
+	char	   *c = jobq_xstrdup(s);
 
 	for (char *p = c; *p; p++)
 		if ((unsigned char) *p >= 0x80)
@@ -428,26 +428,12 @@ ascii_only(const char *s)
 static char *
 json_string(const char *s)
 {
-	size_t		n = strlen(s);
-	char	   *out = xmalloc(6 * n + 3);
-	char	   *o = out;
+	JobqBuf		b;
 
-	*o++ = '"';
-	for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-	{
-		if (*p == '"' || *p == '\\')
-		{
-			*o++ = '\\';
-			*o++ = (char) *p;
-		}
-		else if (*p < 0x20)
-			o += sprintf(o, "\\u%04x", *p);
-		else
-			*o++ = (char) *p;
-	}
-	*o++ = '"';
-	*o = '\0';
-	return out;
+	jobq_buf_init(&b);
+	jobq_buf_json_string(&b, s);
+	jobq_xcheck(&b);
+	return b.data;
 }
 
 /*
@@ -545,12 +531,12 @@ DbStatus
 db_complete_many(Worker *w, Ack **acks, int n, int claim_n, const char **states,
 				 Job **jobs, int *njobs)
 {
-	int64_t    *ids = xmalloc(sizeof(int64_t) * n);
-	const char **tokens = xmalloc(sizeof(char *) * n);
-	const char **results = xmalloc(sizeof(char *) * n);
-	size_t	   *lens = xmalloc(sizeof(size_t) * n);
-	char	  **owned = xmalloc(sizeof(char *) * n);
-	int		   *accepted = xmalloc(sizeof(int) * n);
+	int64_t    *ids = jobq_xmalloc(sizeof(int64_t) * n);
+	const char **tokens = jobq_xmalloc(sizeof(char *) * n);
+	const char **results = jobq_xmalloc(sizeof(char *) * n);
+	size_t	   *lens = jobq_xmalloc(sizeof(size_t) * n);
+	char	  **owned = jobq_xmalloc(sizeof(char *) * n);
+	int		   *accepted = jobq_xmalloc(sizeof(int) * n);
 	bool		any_result = false;
 	DbStatus	st = DB_OK;
 

@@ -250,14 +250,14 @@ flow_start_jobs(Worker *w)
 		memmove(w->backlog, w->backlog + 1, sizeof(Job) * (--w->nbacklog));
 		if (!handler_start(w, s, &job))
 		{
-			Ack		   *a = xmalloc(sizeof(Ack));
+			Ack		   *a = jobq_xmalloc(sizeof(Ack));
 
 			memset(a, 0, sizeof(*a));
 			a->job = job;
 			a->kind = ACK_FAIL;
 			a->outcome = "failed";
 			a->exit_code = -1;
-			a->error = xstrdup("could not start the handler");
+			a->error = jobq_xstrdup("could not start the handler");
 			flow_push_ack(w, a);
 		}
 		w->started_jobs++;

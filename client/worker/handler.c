@@ -166,17 +166,17 @@ job_environ(const Job *job)
 
 	while (environ[n])
 		n++;
-	env = xmalloc(sizeof(char *) * (n + 5));
+	env = jobq_xmalloc(sizeof(char *) * (n + 5));
 	snprintf(buf, sizeof(buf), "%lld", job_id(job));
-	env[k] = xmalloc(strlen(job_vars[0]) + strlen(buf) + 1);
+	env[k] = jobq_xmalloc(strlen(job_vars[0]) + strlen(buf) + 1);
 	sprintf(env[k++], "%s%s", job_vars[0], buf);
-	env[k] = xmalloc(strlen(job_vars[1]) + strlen(job_queue(job)) + 1);
+	env[k] = jobq_xmalloc(strlen(job_vars[1]) + strlen(job_queue(job)) + 1);
 	sprintf(env[k++], "%s%s", job_vars[1], job_queue(job));
 	snprintf(buf, sizeof(buf), "%d", job_attempt(job));
-	env[k] = xmalloc(strlen(job_vars[2]) + strlen(buf) + 1);
+	env[k] = jobq_xmalloc(strlen(job_vars[2]) + strlen(buf) + 1);
 	sprintf(env[k++], "%s%s", job_vars[2], buf);
 	snprintf(buf, sizeof(buf), "%d", job_max_attempts(job));
-	env[k] = xmalloc(strlen(job_vars[3]) + strlen(buf) + 1);
+	env[k] = jobq_xmalloc(strlen(job_vars[3]) + strlen(buf) + 1);
 	sprintf(env[k++], "%s%s", job_vars[3], buf);
 	for (size_t i = 0; i < n; i++)
 	{
@@ -405,7 +405,8 @@ handler_start(Worker *w, Slot *s, const Job *job)
 	s->pid = pid;
 	s->started = now_mono();
 	s->deadline = w->timeout > 0 ? s->started + w->timeout : 0;
-	buf_init(&s->out, MAX_RESULT_BYTES);
+	jobq_buf_init(&s->out);
+	s->out.limit = MAX_RESULT_BYTES;
 	return true;
 
 fail:
@@ -425,7 +426,7 @@ fail:
  *		flood on one pipe cannot starve the rest of the loop.
  */
 static void
-read_some(int *fd, Buf *b, Ring *r)
+read_some(int *fd, JobqBuf *b, Ring *r)
 {
 	char		chunk[65536];
 
@@ -436,7 +437,10 @@ read_some(int *fd, Buf *b, Ring *r)
 		if (n > 0)
 		{
 			if (b)
-				buf_append(b, chunk, n);
+			{
+				jobq_buf_append(b, chunk, n);
+				jobq_xcheck(b);
+			}
 			else
 				ring_append(r, chunk, n);
 			continue;
@@ -550,7 +554,7 @@ make_error(const char *first, const Ring *r)
 {
 	char	   *tail = ring_string(r);
 	size_t		n = strlen(first) + strlen(tail) + 2;
-	char	   *e = xmalloc(n);
+	char	   *e = jobq_xmalloc(n);
 
 	if (tail[0])
 		snprintf(e, n, "%s\n%s", first, tail);
@@ -570,7 +574,7 @@ make_error(const char *first, const Ring *r)
 Ack *
 handler_finish(Worker *w, Slot *s)
 {
-	Ack		   *a = xmalloc(sizeof(Ack));
+	Ack		   *a = jobq_xmalloc(sizeof(Ack));
 	int			st = s->status;
 	char		first[200];
 
@@ -615,11 +619,11 @@ handler_finish(Worker *w, Slot *s)
 		if (s->out.overflow)
 			wlog(w, "warning", "job %lld: result over %d bytes, stored as null",
 				 job_id(&s->job), MAX_RESULT_BYTES);
-		else if (memchr(s->out.data, '\0', s->out.len) != NULL)
+		else if (s->out.len > 0 && memchr(s->out.data, '\0', s->out.len) != NULL)
 			wlog(w, "warning", "job %lld: result contains NUL bytes, stored as null",
 				 job_id(&s->job));
 		else if (s->out.len > 0)
-			a->result = xstrdup(s->out.data);
+			a->result = jobq_xstrdup(s->out.data);
 	}
 	else if (WIFEXITED(st))
 	{
@@ -653,7 +657,7 @@ handler_finish(Worker *w, Slot *s)
 		a->error = make_error(first, &s->err);
 	}
 
-	buf_free(&s->out);
+	jobq_buf_free(&s->out);
 	s->busy = false;
 	s->exited = false;
 	s->pid = 0;

@@ -92,34 +92,13 @@ timestamp(char *out, size_t len)
 static void
 json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-	{
-		switch (*p)
-		{
-			case '"':
-				fputs("\\\"", f);
-				break;
-			case '\\':
-				fputs("\\\\", f);
-				break;
-			case '\n':
-				fputs("\\n", f);
-				break;
-			case '\r':
-				fputs("\\r", f);
-				break;
-			case '\t':
-				fputs("\\t", f);
-				break;
-			default:
-				if (*p < 0x20)
-					fprintf(f, "\\u%04x", *p);
-				else
-					fputc(*p, f);
-		}
-	}
-	fputc('"', f);
+	JobqBuf		b;
+
+	jobq_buf_init(&b);
+	jobq_buf_json_string(&b, s);
+	jobq_xcheck(&b);
+	fputs(b.data, f);
+	jobq_buf_free(&b);
 }
 
 /*

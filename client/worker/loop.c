@@ -240,7 +240,7 @@ static int
 run_loop(Worker *w)
 {
 	int			nfds = 2 + 3 * w->concurrency;
-	struct pollfd *pfd = xmalloc(sizeof(struct pollfd) * nfds);
+	struct pollfd *pfd = jobq_xmalloc(sizeof(struct pollfd) * nfds);
 	bool		shutdown_kill_sent = false;
 
 	w->next_sweep = now_mono();
@@ -427,6 +427,7 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 	char		host[64];
 	int			rc;
 
+	jobq_set_progname("jobq-worker");
 	memset(&w, 0, sizeof(w));
 	w.callback = callback;
 	w.callback_arg = arg;
@@ -437,7 +438,7 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 	gethostname(host, sizeof(host));
 	host[sizeof(host) - 1] = '\0';
 	snprintf(w.worker_name, sizeof(w.worker_name), "%s:%d", host, (int) getpid());
-	w.slots = xmalloc(sizeof(Slot) * w.concurrency);
+	w.slots = jobq_xmalloc(sizeof(Slot) * w.concurrency);
 	memset(w.slots, 0, sizeof(Slot) * w.concurrency);
 
 	log_open(&w);

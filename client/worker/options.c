@@ -33,26 +33,27 @@ usage(FILE *f, const char *progname, bool callback)
 			"  -c, --concurrency=N        handlers running in parallel (default 1)\n"
 			"  -b, --batch=N              jobs claimed per call at most, 1..1000 (default:\n"
 			"                             --concurrency); above it, extra claimed jobs wait\n"
-			"  -l, --lease=SECONDS        lease per claim (default: the queue's lease)\n"
-			"      --heartbeat=SECONDS    extend the lease this often while a job runs\n"
+			"  -l, --lease=DURATION       lease per claim (default: the queue's lease)\n"
+			"      --heartbeat=DURATION   extend the lease this often while a job runs\n"
 			"                             (default: a third of the lease; 0 = never)\n"
-			"  -t, --timeout=SECONDS      stop a handler running longer (default: none)\n"
-			"      --kill-after=SECONDS   SIGKILL a handler this long after SIGTERM (default 5)\n"
+			"  -t, --timeout=DURATION     stop a handler running longer (default: none)\n"
+			"      --kill-after=DURATION  SIGKILL a handler this long after SIGTERM (default 5s)\n"
 			"      --once                 run one job, then exit\n"
 			"      --max=N                run N jobs, then exit\n"
 			"      --burst                run until the queues are empty, then exit\n"
-			"      --poll-interval=SECONDS  claim at least this often (default 5)\n"
-			"      --sweep-interval=SECONDS call jobq_sweep this often (default 30; 0 = never)\n"
+			"      --poll-interval=DURATION  claim at least this often (default 5s)\n"
+			"      --sweep-interval=DURATION call jobq_sweep this often (default 30s; 0 = never)\n"
 			"      --wait-mode=MODE       how an idle worker waits: auto (default: blocking\n"
 			"                             claims when the server has jobq preloaded, else\n"
 			"                             LISTEN), blocking, listen or poll\n"
 			"      --no-listen            poll only, no LISTEN (= --wait-mode=poll)\n"
 			"      --schema=SCHEMA        schema of the jobq functions (default: public)\n"
-			"      --grace=SECONDS        on SIGTERM, wait this long for handlers (default 30)\n"
+			"      --grace=DURATION       on SIGTERM, wait this long for handlers (default 30s)\n"
 			"      --log-format=FORMAT    text or json (default text)\n"
 			"      --log-file=FILE        log to FILE instead of stderr (SIGHUP reopens it)\n"
 			"  -h, --help                 show this help, then exit\n"
 			"  -V, --version              show the version, then exit\n\n"
+			JOBQ_DURATION_HELP "\n"
 			"Handler: the job's JSON on stdin; JOBQ_JOB_ID, JOBQ_QUEUE, JOBQ_ATTEMPT and\n"
 			"JOBQ_MAX_ATTEMPTS in the environment.  Exit 0: done, stdout is the result;\n"
 			"75: retry later; 65: failed for good (dead); other or a signal: failed, retried\n"
@@ -64,7 +65,7 @@ usage(FILE *f, const char *progname, bool callback)
 
 /*
  * parse_num
- *		A number in [min, max] from an option argument, or usage error.
+ *		A number in [min, max] from an option argument (a count).
  */
 static bool
 parse_num(const char *arg, double min, double max, double *out)
@@ -76,6 +77,37 @@ parse_num(const char *arg, double min, double max, double *out)
 	v = strtod(arg, &end);
 	if (errno || end == arg || *end != '\0' || !isfinite(v) || v < min || v > max)
 		return false;
+	*out = v;
+	return true;
+}
+
+/*
+ * duration_opt
+ *		A duration in [min, max] seconds from the argument of option opt
+ *		(JOBQ_DURATION_HELP), or false after saying on stderr what is wrong.
+ */
+static bool
+duration_opt(const char *progname, const char *opt, const char *arg,
+			 double min, double max, double *out)
+{
+	char		lo[32],
+				hi[32];
+	double		v;
+
+	if (jobq_parse_duration(arg, 0, &v) != 0)
+	{
+		fprintf(stderr, "%s: invalid duration \"%s\" for %s\n%s", progname, arg,
+				opt, JOBQ_DURATION_HELP);
+		return false;
+	}
+	if (v < min || v > max)
+	{
+		jobq_format_duration(lo, sizeof(lo), min);
+		jobq_format_duration(hi, sizeof(hi), max);
+		fprintf(stderr, "%s: %s must be between %s and %s, not \"%s\"\n",
+				progname, opt, lo, hi, arg);
+		return false;
+	}
 	*out = v;
 	return true;
 }
@@ -118,7 +150,7 @@ worker_options(Worker *w, int argc, char **argv)
 	double		v;
 	int			c;
 
-	w->queues = xmalloc(sizeof(char *) * (argc + 1));
+	w->queues = jobq_xmalloc(sizeof(char *) * (argc + 1));
 	w->concurrency = 1;
 	w->batch = 0;				/* = --concurrency unless given */
 	w->heartbeat = -1;
@@ -151,20 +183,20 @@ worker_options(Worker *w, int argc, char **argv)
 				w->batch = (int) v;
 				break;
 			case 'l':
-				if (!parse_num(optarg, 1, 86400, &w->lease))
-					goto bad_value;
+				if (!duration_opt(progname, "--lease", optarg, 1, 86400, &w->lease))
+					goto try_help;
 				break;
 			case 1:
-				if (!parse_num(optarg, 0, 86400, &w->heartbeat))
-					goto bad_value;
+				if (!duration_opt(progname, "--heartbeat", optarg, 0, 86400, &w->heartbeat))
+					goto try_help;
 				break;
 			case 't':
-				if (!parse_num(optarg, 0, 1e9, &w->timeout))
-					goto bad_value;
+				if (!duration_opt(progname, "--timeout", optarg, 0, 1e9, &w->timeout))
+					goto try_help;
 				break;
 			case 2:
-				if (!parse_num(optarg, 0, 3600, &w->kill_after))
-					goto bad_value;
+				if (!duration_opt(progname, "--kill-after", optarg, 0, 3600, &w->kill_after))
+					goto try_help;
 				break;
 			case 3:
 				w->max_jobs = 1;
@@ -178,12 +210,14 @@ worker_options(Worker *w, int argc, char **argv)
 				w->burst = true;
 				break;
 			case 6:
-				if (!parse_num(optarg, 0.01, 86400, &w->poll_interval))
-					goto bad_value;
+				if (!duration_opt(progname, "--poll-interval", optarg, 0.01, 86400,
+								  &w->poll_interval))
+					goto try_help;
 				break;
 			case 7:
-				if (!parse_num(optarg, 0, 86400, &w->sweep_interval))
-					goto bad_value;
+				if (!duration_opt(progname, "--sweep-interval", optarg, 0, 86400,
+								  &w->sweep_interval))
+					goto try_help;
 				break;
 			case 8:
 				w->wait_mode = WAIT_POLL;
@@ -206,8 +240,8 @@ worker_options(Worker *w, int argc, char **argv)
 				w->schema = optarg;
 				break;
 			case 9:
-				if (!parse_num(optarg, 0, 86400, &w->grace))
-					goto bad_value;
+				if (!duration_opt(progname, "--grace", optarg, 0, 86400, &w->grace))
+					goto try_help;
 				break;
 			case 10:
 				if (strcmp(optarg, "json") == 0)

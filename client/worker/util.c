@@ -36,88 +36,6 @@ now_mono(void)
 }
 
 /*
- * xmalloc, xstrdup
- *		Allocate or die: the worker cannot do anything useful without memory,
- *		and its jobs come back through their leases.
- */
-void *
-xmalloc(size_t n)
-{
-	void	   *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-	{
-		fprintf(stderr, "jobq-worker: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
-char *
-xstrdup(const char *s)
-{
-	size_t		n = strlen(s) + 1;
-
-	return memcpy(xmalloc(n), s, n);
-}
-
-/*
- * buf_init
- *		An empty buffer that keeps at most limit bytes.
- */
-void
-buf_init(Buf *b, size_t limit)
-{
-	b->cap = 256;
-	b->data = xmalloc(b->cap);
-	b->data[0] = '\0';
-	b->len = 0;
-	b->limit = limit;
-	b->overflow = false;
-}
-
-/*
- * buf_append
- *		Append n bytes; bytes past the limit are dropped and flagged.
- */
-void
-buf_append(Buf *b, const char *p, size_t n)
-{
-	if (b->len + n > b->limit)
-	{
-		b->overflow = true;
-		n = b->limit - b->len;
-	}
-	if (b->len + n + 1 > b->cap)
-	{
-		size_t		cap = b->cap;
-		char	   *d;
-
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		d = realloc(b->data, cap);
-		if (d == NULL)
-		{
-			fprintf(stderr, "jobq-worker: out of memory\n");
-			exit(1);
-		}
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
-void
-buf_free(Buf *b)
-{
-	free(b->data);
-	b->data = NULL;
-	b->len = b->cap = 0;
-}
-
-/*
  * ring_append
  *		Keep the last STDERR_TAIL_BYTES bytes: the end of stderr is where a
  *		failing program says why it failed.
@@ -150,7 +68,7 @@ ring_string(const Ring *r)
 	size_t		off = r->wrapped ? 3 : 0;
 	size_t		skip = 0;
 	size_t		n = 0;
-	char	   *s = xmalloc(r->len + off + 1);
+	char	   *s = jobq_xmalloc(r->len + off + 1);
 
 	if (off)
 		memcpy(s, "...", 3);

@@ -42,6 +42,7 @@
 #include <sys/types.h>
 
 #include "jobq-client.h"
+#include "jobq-common.h"
 #include "jobq-worker.h"
 
 #define JOBQ_WORKER_VERSION "0.1.0"
@@ -53,16 +54,6 @@
 /* Handler exit codes with a meaning of their own (sysexits.h values). */
 #define EXIT_RETRY_LATER	75		/* EX_TEMPFAIL */
 #define EXIT_PERMANENT		65		/* EX_DATAERR */
-
-/* A growable byte buffer with a hard cap; data is always NUL-terminated. */
-typedef struct Buf
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-	size_t		limit;			/* bytes beyond this are dropped */
-	bool		overflow;		/* something was dropped */
-} Buf;
 
 /* A ring that keeps the last STDERR_TAIL_BYTES bytes written to it. */
 typedef struct Ring
@@ -136,7 +127,7 @@ typedef struct Slot
 	int			fd_out;
 	int			fd_err;
 	size_t		in_off;
-	Buf			out;
+	JobqBuf		out;			/* stdout, at most MAX_RESULT_BYTES */
 	Ring		err;
 	double		started;
 	double		deadline;		/* --timeout; 0 = none */
@@ -253,13 +244,8 @@ typedef struct Worker
 
 /* util.c */
 extern double now_mono(void);
-extern void buf_init(Buf *b, size_t limit);
-extern void buf_append(Buf *b, const char *p, size_t n);
-extern void buf_free(Buf *b);
 extern void ring_append(Ring *r, const char *p, size_t n);
 extern char *ring_string(const Ring *r);
-extern char *xstrdup(const char *s);
-extern void *xmalloc(size_t n);
 
 /* log.c */
 extern void log_open(Worker *w);
