@@ -113,8 +113,10 @@ checkver:
 	@ctl=$(JOBQ_VERSION); \
 	newest=$$(ls extension/jobq--*.sql | sed -n 's/.*jobq--\([0-9.]*--\)\{0,1\}\([0-9.]*\)\.sql$$/\2/p' | sort -V | tail -1); \
 	log=$$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' CHANGELOG.md | head -1); \
-	if [ "$$ctl" != "$$newest" ] || [ "$$ctl" != "$$log" ]; then \
-		echo "version drift: jobq.control=$$ctl newest script=$$newest CHANGELOG=$$log"; exit 1; \
+	client=$$(sed -n 's/^\#define JOBQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' \
+		client/include/jobq-client.h | paste -sd.); \
+	if [ "$$ctl" != "$$newest" ] || [ "$$ctl" != "$$log" ] || [ "$$ctl" != "$$client" ]; then \
+		echo "version drift: jobq.control=$$ctl newest script=$$newest CHANGELOG=$$log client/include/jobq-client.h=$$client"; exit 1; \
 	fi; \
 	for r in $(RELEASED); do \
 		v=$${r%%:*}; sum=$${r#*:}; \

@@ -3,6 +3,7 @@
 # 3 connection), bad usage.
 use strict;
 use warnings;
+use IPC::Run;
 use JSON::PP;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -127,5 +128,17 @@ IPC::Run::run([ cli_bin(), '-V' ], '>', \$out, '2>', \$err);
 is($? >> 8, 0, '-V: exit 0');
 IPC::Run::run([ cli_bin(), '-d', 'host=/nonexistent', 'stats' ], '>', \$out, '2>', \$err);
 is($? >> 8, 3, 'cannot connect: exit 3');
+
+# -V: both tools print the version of the libjobq they run on, which is
+# the release's (make checkver keeps jobq-client.h and jobq.control equal)
+my $release = $node->safe_psql('postgres',
+	"SELECT default_version FROM pg_available_extensions WHERE name = 'jobq'");
+($rc, $out) = cli([ '-V' ]);
+is($out, "jobq (jobq) $release\n", 'jobq -V: the release version');
+{
+	my ($o, $e) = ('', '');
+	IPC::Run::run([ worker_bin(), '-V' ], '>', \$o, '2>', \$e);
+	is($o, "jobq-worker (jobq) $release\n", 'jobq-worker -V: the release version');
+}
 
 done_testing();

@@ -40,7 +40,6 @@
 
 #include "cli.h"
 
-#define JOBQ_CLI_VERSION "0.1.0"
 #define ENQUEUE_CHUNK JOBQ_ENQUEUE_BATCH_MAX	/* payloads per jobq_enqueue_batch */
 
 /* Options; each command says which it accepts (opt_allowed). */
@@ -1129,7 +1128,7 @@ main(int argc, char **argv)
 				finish(EXIT_OK);
 				break;
 			case 'V':
-				printf("%s (jobq) %s\n", progname, JOBQ_CLI_VERSION);
+				printf("%s (jobq) %s\n", progname, jobq_version());
 				finish(EXIT_OK);
 				break;
 			case O_JSON:

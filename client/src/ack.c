@@ -280,8 +280,10 @@ complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
 
 	if (!PQenterPipelineMode(conn->pg))
 	{
-		jobq_set_error(conn, JOBQ_ERR_STATE,
-					   "cannot enter pipeline mode (results still pending?)");
+		/* busy is fenced above: only a query sent through jobq_pgconn */
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "the connection is not idle (a query sent through "
+					   "jobq_pgconn is still pending); nothing was sent");
 		goto done;
 	}
 	if (n > 0)

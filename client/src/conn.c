@@ -99,6 +99,10 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	"SELECT %s.jobq_resume($1::pg_catalog.text)",
 	[STMT_DROP_QUEUE] =
 	"SELECT %s.jobq_drop_queue($1::pg_catalog.text, $2::pg_catalog.bool)",
+	[STMT_CREATE_QUEUE] =
+	"SELECT %s.jobq_create_queue($1::pg_catalog.text, $2::pg_catalog.interval, "
+	"$3::pg_catalog.int4, $4::pg_catalog.interval, $5::pg_catalog.interval, "
+	"$6::pg_catalog.interval, $7::pg_catalog.interval, $8::pg_catalog.bool)",
 	[STMT_ALTER_QUEUE] =
 	"SELECT %s.jobq_alter_queue($1::pg_catalog.text, $2::pg_catalog.interval, "
 	"$3::pg_catalog.int4, $4::pg_catalog.interval, $5::pg_catalog.interval, "
@@ -628,28 +632,6 @@ jobq_exec(JobqConn *conn, JobqStmt stmt, int nparams,
 	}
 	if (res == NULL ||
 		PQresultStatus(res) != (expect_tuples ? PGRES_TUPLES_OK : PGRES_COMMAND_OK))
-	{
-		jobq_note_failure(conn, res);
-		return NULL;
-	}
-	return res;
-}
-
-/*
- * jobq_exec_sql: like jobq_exec for a statement text built at call time
- * from constant fragments only (jobq_create_queue).  Unnamed, never
- * prepared.
- */
-PGresult *
-jobq_exec_sql(JobqConn *conn, const char *sql, int nparams,
-			  const char *const *values)
-{
-	PGresult   *res;
-
-	if (jobq_ensure_connected(conn) != JOBQ_OK)
-		return NULL;
-	res = PQexecParams(conn->pg, sql, nparams, NULL, values, NULL, NULL, 0);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
 		jobq_note_failure(conn, res);
 		return NULL;

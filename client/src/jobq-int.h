@@ -65,14 +65,12 @@ typedef enum JobqStmt
 	STMT_PAUSE,
 	STMT_RESUME,
 	STMT_DROP_QUEUE,
+	STMT_CREATE_QUEUE,
 	STMT_ALTER_QUEUE,
 	STMT_WAIT_STATS,
 	STMT_SERVER_VERSION,
 	STMT__COUNT
 } JobqStmt;
-
-/* Most parameters any statement takes */
-#define JOBQ_MAX_PARAMS 8
 
 struct JobqConn
 {
@@ -151,8 +149,6 @@ PGresult   *jobq_exec(JobqConn *conn, JobqStmt stmt, int nparams,
 int			jobq_send(JobqConn *conn, JobqStmt stmt, int nparams,
 					  const char *const *values);
 int			jobq_prepare(JobqConn *conn, JobqStmt stmt);
-PGresult   *jobq_exec_sql(JobqConn *conn, const char *sql, int nparams,
-						  const char *const *values);
 void		jobq_note_failure(JobqConn *conn, PGresult *res);
 
 /* values.c */

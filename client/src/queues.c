@@ -87,60 +87,23 @@ run_void(JobqConn *conn, JobqStmt stmt, int nparams, const char *const *values)
 }
 
 /*
- * jobq_create_queue: see jobq-client.h.
- *
- * Unset options must take the *server's* defaults, and passing NULL would
- * not do that, so the statement names only the options given
- * ("lease => $2 ...").  It is assembled from constant fragments (argument
- * names and casts from queue_opts), never from caller text; values still
- * travel as parameters.
+ * jobq_create_queue: see jobq-client.h.  Every setting is passed, NULL
+ * for those not given: the server then takes its default.
  */
 int
 jobq_create_queue(JobqConn *conn, const char *queue, const JobqQueueOpts *opts)
 {
 	char		bufs[NQUEUE_OPTS][32];
-	const char *optvals[NQUEUE_OPTS];
 	const char *values[NQUEUE_OPTS + 1];
-	JobqBuf		sql;
-	PGresult   *res;
-	size_t		i;
-	int			np = 1;
 
 	if (conn == NULL)
 		return JOBQ_ERR;
 	jobq_clear_error(conn);
 	if (jobq_check_queue(conn, queue) != JOBQ_OK ||
-		queue_opt_values(conn, opts, bufs, optvals) != JOBQ_OK)
+		queue_opt_values(conn, opts, bufs, values + 1) != JOBQ_OK)
 		return JOBQ_ERR;
-	if (jobq_ensure_connected(conn) != JOBQ_OK)
-		return JOBQ_ERR;
-
-	jobq_buf_init(&sql);
-	jobq_buf_printf(&sql, "SELECT %s.jobq_create_queue($1::pg_catalog.text",
-					conn->qschema);
 	values[0] = queue;
-	for (i = 0; i < NQUEUE_OPTS; i++)
-	{
-		if (optvals[i] == NULL)
-			continue;
-		values[np++] = optvals[i];
-		jobq_buf_printf(&sql, ", %s => $%d::pg_catalog.%s", queue_opts[i].name, np,
-						queue_opts[i].interval == 1 ? "interval" :
-						queue_opts[i].interval == 2 ? "bool" : "int4");
-	}
-	jobq_buf_append(&sql, ")", 1);
-	if (sql.failed)
-	{
-		jobq_buf_free(&sql);
-		jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
-		return JOBQ_ERR;
-	}
-	res = jobq_exec_sql(conn, sql.data, np, values);
-	jobq_buf_free(&sql);
-	if (res == NULL)
-		return JOBQ_ERR;
-	PQclear(res);
-	return JOBQ_OK;
+	return run_void(conn, STMT_CREATE_QUEUE, NQUEUE_OPTS + 1, values);
 }
 
 int

@@ -112,6 +112,22 @@ job_state(JobqConn *c, int64_t id, char *out, size_t size)
 	jobq_rows_free(r);
 }
 
+/* queue_setting_is: jobq_queues says setting col of queue q is text v */
+static int
+queue_setting_is(JobqConn *c, const char *q, const char *col, const char *v)
+{
+	JobqRows   *r = jobq_queues(c);
+	int			ok = 0;
+
+	for (size_t i = 0; r != NULL && i < jobq_rows_count(r); i++)
+		if (strcmp(jobq_rows_get(r, i, "queue"), q) == 0)
+			ok = jobq_rows_get(r, i, col) != NULL && strcmp(jobq_rows_get(r, i, col), v) == 0;
+	if (!ok)
+		printf("\n      queue %s: %s is not %s\n      ", q, col, v);
+	jobq_rows_free(r);
+	return ok;
+}
+
 static int
 enq(JobqConn *c, const char *q, const char *json, int64_t *id)
 {
@@ -303,6 +319,16 @@ test_queues_admin(JobqConn *c)
 	test_cond(jobq_create_queue(c, qb, &o) == JOBQ_OK &&
 			  jobq_create_queue(c, qw, NULL) == JOBQ_OK &&
 			  jobq_create_queue(c, qp, NULL) == JOBQ_OK);
+
+	test("create_queue: settings not given take the server's defaults");
+	test_cond(queue_setting_is(c, qb, "lease", "00:00:30") &&
+			  queue_setting_is(c, qb, "max_attempts", "3") &&
+			  queue_setting_is(c, qb, "backoff_cap", "00:00:00") &&
+			  queue_setting_is(c, qb, "completed_retention", "1 day") &&
+			  queue_setting_is(c, qb, "dead_retention", "14 days") &&
+			  queue_setting_is(c, qa, "lease", "00:05:00") &&
+			  queue_setting_is(c, qa, "max_attempts", "25") &&
+			  queue_setting_is(c, qa, "notify", "t"));
 
 	test("create_queue twice: SERVER 42710");
 	test_cond(jobq_create_queue(c, qa, NULL) == JOBQ_ERR &&
@@ -1178,6 +1204,22 @@ test_batches(JobqConn *c)
 
 				x = jobq_complete_and_claim(c, 0, NULL, NULL, NULL, qs, 1, 0, 30, NULL);
 				test_cond(ok1 && x == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+			}
+			test("complete_and_claim on a connection not idle (jobq_pgconn): BAD_ARGUMENT");
+			{
+				PGconn	   *pg = jobq_pgconn(c);
+				PGresult   *r;
+				JobqJobList *x = NULL;
+				int			sent = PQsendQuery(pg, "SELECT 1");
+
+				/* both statements are prepared already: the pipeline is refused */
+				if (sent)
+					x = jobq_complete_and_claim(c, 0, NULL, NULL, NULL, qs, 1, 1, 30, NULL);
+				test_cond(sent && x == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+						  strstr(jobq_errmsg(c), "not idle") != NULL);
+				while ((r = PQgetResult(pg)) != NULL)
+					PQclear(r);
+				jobq_joblist_free(x);
 			}
 			jobq_joblist_free(next);
 		}

@@ -259,7 +259,7 @@ worker_options(Worker *w, int argc, char **argv)
 				free(w->queues);
 				return 0;
 			case 'V':
-				printf("%s (jobq) %s\n", progname, JOBQ_WORKER_VERSION);
+				printf("%s (jobq) %s\n", progname, jobq_version());
 				free(w->queues);
 				return 0;
 			default:

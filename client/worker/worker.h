@@ -45,8 +45,6 @@
 #include "jobq-common.h"
 #include "jobq-worker.h"
 
-#define JOBQ_WORKER_VERSION "0.1.0"
-
 /* Bounds on what we keep of a handler's output (see handler.c). */
 #define MAX_RESULT_BYTES	(1024 * 1024)	/* server's default payload limit */
 #define STDERR_TAIL_BYTES	4000	/* server keeps 4096 bytes of error */
