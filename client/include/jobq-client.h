@@ -287,11 +287,33 @@ struct pg_conn *jobq_pgconn(JobqConn *conn);
  * ---------------------------------------------------------------------- */
 
 /*
+ * Options structs that can grow.  JobqQueueOpts and JobqEnqueueOpts start
+ * with a size field, which their INIT macros set to the size of the
+ * struct the program was compiled with; always start from the macro.  The
+ * library reads only the fields that size covers: a program built against
+ * an older header, whose struct ends before a new field, gets that field
+ * unset (its default).  A size of 0 (the struct not made with the macro)
+ * or one larger than this library knows (the program was built against a
+ * newer header) is JOBQ_ERR_BAD_ARGUMENT, so no setting is ever ignored.
+ * New fields are only ever appended.
+ *
+ * Why a size field, and not opaque option objects with setters or libpq's
+ * keyword/value arrays: it keeps the typed struct and the INIT macros
+ * every caller already uses (a caller that starts from the macro needs no
+ * change), the compiler still checks field names and types, and there is
+ * no allocation, no setter per field and no number written as text.
+ * Programs linked against libjobq 0.1.0, whose structs had no size field,
+ * keep working: the shared library still has their entry points under
+ * the symbol version JOBQ_0 (compat.c), so the soname stays libjobq.so.0.
+ */
+
+/*
  * Queue settings.  Every field -1 = the server default (create) or
  * unchanged (alter).  Durations in seconds.
  */
 typedef struct JobqQueueOpts
 {
+	size_t		size;			/* sizeof(JobqQueueOpts): JOBQ_QUEUE_OPTS_INIT */
 	int			lease_s;		/* 1..86400, default 300 */
 	int			max_attempts;	/* 1..1000, default 25 */
 	int			backoff_base_s; /* 0..86400, default 1 */
@@ -301,7 +323,7 @@ typedef struct JobqQueueOpts
 	int			notify;			/* 0 or 1, default 1 */
 } JobqQueueOpts;
 
-#define JOBQ_QUEUE_OPTS_INIT { -1, -1, -1, -1, -1, -1, -1 }
+#define JOBQ_QUEUE_OPTS_INIT { sizeof(JobqQueueOpts), -1, -1, -1, -1, -1, -1, -1 }
 
 /* opts may be NULL (all defaults).  Existing queue: JOBQ_ERR_SERVER,
  * SQLSTATE 42710. */
@@ -323,9 +345,11 @@ JobqRows   *jobq_queues(JobqConn *conn);
  * Producing (role jobq_producer)
  * ---------------------------------------------------------------------- */
 
-/* Enqueue options; NULL means JOBQ_ENQUEUE_OPTS_INIT. */
+/* Enqueue options; NULL means JOBQ_ENQUEUE_OPTS_INIT.  See JobqQueueOpts
+ * for the size field. */
 typedef struct JobqEnqueueOpts
 {
+	size_t		size;			/* sizeof(JobqEnqueueOpts): JOBQ_ENQUEUE_OPTS_INIT */
 	int			delay_s;		/* -1 = none; 0..365 days */
 	const char *run_at;			/* NULL, or a timestamptz literal such as
 								 * "2030-01-01 00:00:00+00"; not with
@@ -337,7 +361,7 @@ typedef struct JobqEnqueueOpts
 								 * returned instead of a new one */
 } JobqEnqueueOpts;
 
-#define JOBQ_ENQUEUE_OPTS_INIT { -1, NULL, 0, -1, NULL }
+#define JOBQ_ENQUEUE_OPTS_INIT { sizeof(JobqEnqueueOpts), -1, NULL, 0, -1, NULL }
 
 /*
  * jobq_enqueue: add one job.  payload is JSON text of payload_len bytes

@@ -80,7 +80,7 @@ int
 jobq_enqueue(JobqConn *conn, const char *queue, const char *payload,
 			 size_t payload_len, const JobqEnqueueOpts *opts, int64_t *id_out)
 {
-	static const JobqEnqueueOpts defaults = JOBQ_ENQUEUE_OPTS_INIT;
+	JobqEnqueueOpts local = JOBQ_ENQUEUE_OPTS_INIT;
 	char		delay[32],
 				prio[16],
 				maxatt[16];
@@ -94,8 +94,9 @@ jobq_enqueue(JobqConn *conn, const char *queue, const char *payload,
 	if (conn == NULL)
 		return JOBQ_ERR;
 	jobq_clear_error(conn);
-	if (opts == NULL)
-		opts = &defaults;
+	if (jobq_copy_opts(conn, "JobqEnqueueOpts", opts, &local, sizeof(local)) != JOBQ_OK)
+		return JOBQ_ERR;
+	opts = &local;
 	if (jobq_check_queue(conn, queue) != JOBQ_OK ||
 		check_enqueue_opts(conn, opts, 1, delay, prio, maxatt) != JOBQ_OK)
 		return JOBQ_ERR;
@@ -136,7 +137,7 @@ jobq_enqueue_batch(JobqConn *conn, const char *queue, size_t n,
 				   const char *const *dedupe_keys, const JobqEnqueueOpts *opts,
 				   int64_t *ids_out, int *created_out)
 {
-	static const JobqEnqueueOpts defaults = JOBQ_ENQUEUE_OPTS_INIT;
+	JobqEnqueueOpts local = JOBQ_ENQUEUE_OPTS_INIT;
 	char		delay[32],
 				prio[16],
 				maxatt[16];
@@ -150,8 +151,9 @@ jobq_enqueue_batch(JobqConn *conn, const char *queue, size_t n,
 	if (conn == NULL)
 		return JOBQ_ERR;
 	jobq_clear_error(conn);
-	if (opts == NULL)
-		opts = &defaults;
+	if (jobq_copy_opts(conn, "JobqEnqueueOpts", opts, &local, sizeof(local)) != JOBQ_OK)
+		return JOBQ_ERR;
+	opts = &local;
 	if (jobq_check_queue(conn, queue) != JOBQ_OK ||
 		check_enqueue_opts(conn, opts, 0, delay, prio, maxatt) != JOBQ_OK)
 		return JOBQ_ERR;

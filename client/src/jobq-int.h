@@ -65,12 +65,15 @@ typedef enum JobqStmt
 	STMT_PAUSE,
 	STMT_RESUME,
 	STMT_DROP_QUEUE,
-	STMT_CREATE_QUEUE,
-	STMT_ALTER_QUEUE,
+	STMT_CREATE_QUEUE,			/* these two pass every queue setting, */
+	STMT_ALTER_QUEUE,			/* JOBQ_QUEUE_STMT_SETTINGS of them */
 	STMT_WAIT_STATS,
 	STMT_SERVER_VERSION,
 	STMT__COUNT
 } JobqStmt;
+
+/* Settings after the queue name in STMT_CREATE_QUEUE and STMT_ALTER_QUEUE */
+#define JOBQ_QUEUE_STMT_SETTINGS 7
 
 struct JobqConn
 {
@@ -156,6 +159,8 @@ char	   *jobq_copy_json(JobqConn *conn, const char *what, const char *text,
 						   size_t len);
 void		jobq_buf_array_elem(JobqBuf *b, const char *s, size_t len);
 int			jobq_parse_int64(JobqConn *conn, const char *s, int64_t *out);
+int			jobq_copy_opts(JobqConn *conn, const char *what, const void *given,
+						   void *local, size_t local_size);
 const char *jobq_single_value(JobqConn *conn, const PGresult *res, int *ok);
 
 /* claim.c (the claim half of jobq_complete_and_claim in ack.c) */

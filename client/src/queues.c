@@ -13,59 +13,75 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "jobq-int.h"
 
 /*
- * The JobqQueueOpts fields in SQL argument order, with their limits.
- * Drives both the create statement and the alter parameters.
+ * The JobqQueueOpts fields in SQL argument order, with their limits, from
+ * the contract's JOBQ_QUEUE_SETTINGS.  Drives the create and alter
+ * parameters; a setting of kind SECONDS is the field <name>_s.
  */
+typedef enum QueueOptKind
+{
+	KIND_SECONDS,				/* seconds -> interval */
+	KIND_INTEGER,
+	KIND_BOOLEAN
+} QueueOptKind;
+
 typedef struct QueueOptDesc
 {
 	const char *name;			/* SQL argument name */
 	size_t		offset;			/* in JobqQueueOpts */
-	int			interval;		/* 1 = seconds -> interval, 0 = integer */
+	QueueOptKind kind;
 	long long	lo;
 	long long	hi;
 } QueueOptDesc;
 
+#define QUEUE_FIELD_SECONDS(name) name##_s
+#define QUEUE_FIELD_INTEGER(name) name
+#define QUEUE_FIELD_BOOLEAN(name) name
+#define QUEUE_OPT_DESC(name, kind, lo, hi, dflt) \
+	{#name, offsetof(JobqQueueOpts, QUEUE_FIELD_##kind(name)), KIND_##kind, lo, hi},
+
 static const QueueOptDesc queue_opts[] = {
-	{"lease", offsetof(JobqQueueOpts, lease_s), 1, JOBQ_LEASE_MIN_S, JOBQ_LEASE_MAX_S},
-	{"max_attempts", offsetof(JobqQueueOpts, max_attempts), 0, 1, JOBQ_MAX_ATTEMPTS_MAX},
-	{"backoff_base", offsetof(JobqQueueOpts, backoff_base_s), 1, 0, 86400},
-	{"backoff_cap", offsetof(JobqQueueOpts, backoff_cap_s), 1, 0, JOBQ_DELAY_MAX_S},
-	{"completed_retention", offsetof(JobqQueueOpts, completed_retention_s), 1, 0,
-	JOBQ_RETENTION_MAX_S},
-	{"dead_retention", offsetof(JobqQueueOpts, dead_retention_s), 1, 0,
-	JOBQ_RETENTION_MAX_S},
-	{"notify", offsetof(JobqQueueOpts, notify), 2, 0, 1},
+	JOBQ_QUEUE_SETTINGS(QUEUE_OPT_DESC)
 };
 
 #define NQUEUE_OPTS (sizeof(queue_opts) / sizeof(queue_opts[0]))
 
+/* NB: the statements name each setting as a parameter (conn.c) */
+_Static_assert(NQUEUE_OPTS == JOBQ_QUEUE_STMT_SETTINGS,
+			   "STMT_CREATE_QUEUE and STMT_ALTER_QUEUE must pass every queue setting");
+
 /*
- * queue_opt_values: check opts and render each set field as a text
- * parameter in bufs[i] (values[i] = NULL when the field is -1).
+ * queue_opt_values: check opts (NULL: none given) and render each set
+ * field as a text parameter in bufs[i] (values[i] = NULL when the field
+ * is -1 or past the caller's size).
  */
 static int
-queue_opt_values(JobqConn *conn, const JobqQueueOpts *opts,
+queue_opt_values(JobqConn *conn, const JobqQueueOpts *given,
 				 char bufs[][32], const char **values)
 {
+	JobqQueueOpts opts = JOBQ_QUEUE_OPTS_INIT;
 	size_t		i;
 
+	if (jobq_copy_opts(conn, "JobqQueueOpts", given, &opts, sizeof(opts)) != JOBQ_OK)
+		return JOBQ_ERR;
 	for (i = 0; i < NQUEUE_OPTS; i++)
 	{
-		int			v = opts ? *(const int *) ((const char *) opts + queue_opts[i].offset) : -1;
+		int			v;
 
+		memcpy(&v, (const char *) &opts + queue_opts[i].offset, sizeof(v));
 		values[i] = NULL;
 		if (v == -1)
 			continue;
 		if (jobq_check_range(conn, queue_opts[i].name, v, queue_opts[i].lo,
 							 queue_opts[i].hi) != JOBQ_OK)
 			return JOBQ_ERR;
-		if (queue_opts[i].interval == 1)
+		if (queue_opts[i].kind == KIND_SECONDS)
 			jobq_fmt_interval(bufs[i], 32, v);
-		else if (queue_opts[i].interval == 2)
+		else if (queue_opts[i].kind == KIND_BOOLEAN)
 			snprintf(bufs[i], 32, "%s", v ? "true" : "false");
 		else
 			snprintf(bufs[i], 32, "%d", v);

@@ -152,3 +152,40 @@ jobq_free(void *ptr)
 {
 	free(ptr);
 }
+
+/*
+ * jobq_copy_opts: copy the options struct the caller passed (NULL: none),
+ * whose first field is its size (jobq-client.h, JobqQueueOpts), over
+ * *local, which holds this library's defaults on entry: the fields past
+ * the caller's size keep them, and local's size stays local_size.  A size
+ * of 0 or one larger than local_size is refused: a setting would be
+ * misread or ignored.
+ */
+int
+jobq_copy_opts(JobqConn *conn, const char *what, const void *given,
+			   void *local, size_t local_size)
+{
+	size_t		size;
+
+	if (given == NULL)
+		return JOBQ_OK;
+	memcpy(&size, given, sizeof(size));
+	if (size <= sizeof(size_t))
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "%s.size is %zu: start the options from its INIT macro",
+					   what, size);
+		return JOBQ_ERR;
+	}
+	if (size > local_size)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "%s of %zu bytes is larger than libjobq %s knows (%zu bytes): "
+					   "the program was built against a newer jobq-client.h",
+					   what, size, JOBQ_VERSION_STRING, local_size);
+		return JOBQ_ERR;
+	}
+	memcpy((char *) local + sizeof(size_t), (const char *) given + sizeof(size_t),
+		   size - sizeof(size_t));
+	return JOBQ_OK;
+}

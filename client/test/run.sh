@@ -18,6 +18,14 @@ if [ ! -x "$bin" ]; then
 	echo "run.sh: $bin not built; run 'make -C $(dirname "$here") test'" >&2
 	exit 2
 fi
+# programs linked against libjobq 0.1.0 keep working (test_abi.c)
+if [ "${RUN_VALGRIND:-0}" = 1 ]; then
+	valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible \
+		--errors-for-leak-kinds=definite,indirect,possible \
+		--error-exitcode=1 --quiet "$here/test-abi"
+else
+	"$here/test-abi"
+fi
 if [ "${RUN_VALGRIND:-0}" = 1 ]; then
 	exec valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible \
 		--errors-for-leak-kinds=definite,indirect,possible \

@@ -30,6 +30,7 @@
  */
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,7 +175,7 @@ test_pure(void)
 {
 	test("jobq_version matches the header");
 	test_cond(strcmp(jobq_version(), JOBQ_VERSION_STRING) == 0 &&
-			  JOBQ_VERSION_NUM == 100);
+			  strcmp(jobq_version(), "0.2.0") == 0 && JOBQ_VERSION_NUM == 200);
 
 	test("queue allow-list accepts good names");
 	test_cond(jobq_valid_queue_name("a") && jobq_valid_queue_name("mails") &&
@@ -329,6 +330,59 @@ test_queues_admin(JobqConn *c)
 			  queue_setting_is(c, qa, "lease", "00:05:00") &&
 			  queue_setting_is(c, qa, "max_attempts", "25") &&
 			  queue_setting_is(c, qa, "notify", "t"));
+
+	test("queue opts of size 0 (not made with the INIT macro): BAD_ARGUMENT");
+	memset(&o, 0, sizeof(o));
+	o.lease_s = 30;
+	test_cond(jobq_create_queue(c, "t-never", &o) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  strstr(jobq_errmsg(c), "JOBQ_") == NULL &&
+			  strstr(jobq_errmsg(c), "INIT macro") != NULL);
+
+	test("queue opts larger than the library's (a newer header): BAD_ARGUMENT");
+	o = (JobqQueueOpts) JOBQ_QUEUE_OPTS_INIT;
+	o.size = sizeof(o) + sizeof(int);
+	test_cond(jobq_alter_queue(c, qa, &o) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  strstr(jobq_errmsg(c), "newer") != NULL);
+
+	test("queue opts of an older, shorter struct: fields past its size are unset");
+	{
+		JobqQueueOpts big = JOBQ_QUEUE_OPTS_INIT;
+		JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
+		JobqRows   *r;
+		int64_t		id = 0;
+		char		q[80];
+		int			ok;
+
+		snprintf(q, sizeof(q), "%.60s-old", qa);
+		/* a caller whose struct ends after lease_s; the rest is garbage */
+		memset(&big, 0x7f, sizeof(big));
+		big.size = offsetof(JobqQueueOpts, lease_s) + sizeof(int);
+		big.lease_s = 45;
+		test_cond(jobq_create_queue(c, q, &big) == JOBQ_OK &&
+				  queue_setting_is(c, q, "lease", "00:00:45") &&
+				  queue_setting_is(c, q, "max_attempts", "25") &&
+				  queue_setting_is(c, q, "notify", "t"));
+
+		test("enqueue opts: size 0 BAD_ARGUMENT; a shorter struct reads the rest unset");
+		eo.size = 0;
+		ok = jobq_enqueue(c, q, "{}", 2, &eo, &id) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		memset(&eo, 0x7f, sizeof(eo));
+		eo.size = offsetof(JobqEnqueueOpts, priority) + sizeof(int);
+		eo.delay_s = -1;
+		eo.run_at = NULL;
+		eo.priority = 7;
+		ok = ok && jobq_enqueue(c, q, "{}", 2, &eo, &id) == JOBQ_OK;
+		r = ok ? jobq_job_info(c, id) : NULL;
+		test_cond(ok && r != NULL &&
+				  strcmp(jobq_rows_get(r, 0, "priority"), "7") == 0 &&
+				  strcmp(jobq_rows_get(r, 0, "max_attempts"), "25") == 0 &&
+				  jobq_rows_get(r, 0, "dedupe_key") == NULL);
+		jobq_rows_free(r);
+		jobq_drop_queue(c, q, 1);
+	}
 
 	test("create_queue twice: SERVER 42710");
 	test_cond(jobq_create_queue(c, qa, NULL) == JOBQ_ERR &&

@@ -212,9 +212,17 @@ rtoken(void)
 	return buf;
 }
 
+/* the size field is fuzzed too, now and then: 0, short, too long */
+static size_t
+rsize(size_t real)
+{
+	return rnd() % 8 ? real : (size_t) (rnd() % (2 * real + 1));
+}
+
 static void
 ropts_q(JobqQueueOpts *o)
 {
+	o->size = rsize(sizeof(*o));
 	o->lease_s = rint_();
 	o->max_attempts = rint_();
 	o->backoff_base_s = rint_();
@@ -227,6 +235,7 @@ ropts_q(JobqQueueOpts *o)
 static void
 ropts_e(JobqEnqueueOpts *o)
 {
+	o->size = rsize(sizeof(*o));
 	o->delay_s = rint_();
 	o->run_at = rnd() % 2 ? NULL : rstr();
 	o->priority = rint_();
