@@ -239,17 +239,30 @@ print_rows_json(const JobqRows *rows)
  * Arguments
  * ---------------------------------------------------------------------- */
 
+/* out_of_range: the usage error for option what outside lo..hi */
+static void
+out_of_range(const char *what, const char *lo, const char *hi, const char *s)
+{
+	fprintf(stderr, "%s: %s must be between %s and %s, not \"%s\"\n",
+			progname, what, lo, hi, s);
+	fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
+	finish(EXIT_USAGE);
+}
+
 /*
  * duration
- *		An option value in whole seconds, in the duration syntax both tools
- *		take (JOBQ_DURATION_HELP): "90", "5min", "1h30m", "2 days",
- *		"01:30:00".  libjobq takes seconds, so the CLI converts; anything
- *		else, or a fraction of a second, is a usage error.  Returns -1 when
- *		s is NULL (the default).
+ *		An option value in whole seconds from lo to hi, in the duration
+ *		syntax both tools take (JOBQ_DURATION_HELP): "90", "5min", "1h30m",
+ *		"2 days", "01:30:00".  libjobq takes seconds, so the CLI converts;
+ *		anything else, a fraction of a second or a value out of range is a
+ *		usage error, before anything is sent.  Returns -1 when s is NULL
+ *		(the default).
  */
 static int
-duration(const char *s, const char *what)
+duration(const char *s, const char *what, long long lo, long long hi)
 {
+	char		los[32],
+				his[32];
 	double		v;
 
 	if (s == NULL)
@@ -261,12 +274,17 @@ duration(const char *s, const char *what)
 		fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
 		finish(EXIT_USAGE);
 	}
-	if (v != floor(v) || v > INT_MAX - 1)
+	if (v != floor(v))
 	{
-		fprintf(stderr, "%s: %s must be whole seconds up to %d, not \"%s\"\n",
-				progname, what, INT_MAX - 1, s);
+		fprintf(stderr, "%s: %s must be whole seconds, not \"%s\"\n", progname, what, s);
 		fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
 		finish(EXIT_USAGE);
+	}
+	if (v < lo || v > hi)
+	{
+		jobq_format_duration(los, sizeof(los), (double) lo);
+		jobq_format_duration(his, sizeof(his), (double) hi);
+		out_of_range(what, los, his, s);
 	}
 	return (int) v;
 }
@@ -286,23 +304,65 @@ integer(const char *s, const char *what)
 }
 
 /*
- * int_arg: an integer option for libjobq, which checks its range (an
- * out-of-range value fails there, exit 1, as the server's check did).
- * dflt when the option was not given.
+ * int_arg: an integer option from lo to hi (the contract's limits, so
+ * that the CLI refuses with exit 2 what the server would refuse, before
+ * any round trip); dflt when the option was not given.
  */
 static int
-int_arg(const char *s, const char *what, int dflt)
+int_arg(const char *s, const char *what, int dflt, long long lo, long long hi)
 {
+	char		los[24],
+				his[24];
 	long long	v;
 
 	if (s == NULL)
 		return dflt;
 	v = integer(s, what);
-	if (v > INT_MAX)
-		return INT_MAX;
-	if (v < INT_MIN + 1)
-		return INT_MIN + 1;
+	if (v < lo || v > hi)
+	{
+		snprintf(los, sizeof(los), "%lld", lo);
+		snprintf(his, sizeof(his), "%lld", hi);
+		out_of_range(what, los, his, s);
+	}
 	return (int) v;
+}
+
+/*
+ * setting_arg: the value of the option of queue setting name (--lease for
+ * lease, --backoff-base for backoff_base), with the kind and bounds of
+ * JOBQ_QUEUE_SETTINGS; -1 when not given.  notify is on/off, not here.
+ */
+static int
+setting_arg(const char *s, const char *name)
+{
+#define SETTING_ROW(n, kind, lo, hi, dflt) {#n, #kind, lo, hi},
+	static const struct
+	{
+		const char *name;
+		const char *kind;
+		long long	lo;
+		long long	hi;
+	}			settings[] = {
+		JOBQ_QUEUE_SETTINGS(SETTING_ROW)
+	};
+#undef SETTING_ROW
+	char		what[64];
+
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+	{
+		if (strcmp(settings[i].name, name) != 0)
+			continue;
+		snprintf(what, sizeof(what), "--%s", name);
+		for (char *p = what; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		if (strcmp(settings[i].kind, "SECONDS") == 0)
+			return duration(s, what, settings[i].lo, settings[i].hi);
+		return int_arg(s, what, -1, settings[i].lo, settings[i].hi);
+	}
+	fprintf(stderr, "%s: no queue setting %s\n", progname, name);	/* cannot happen */
+	finish(EXIT_FAILED);
+	return -1;
 }
 
 /* refuse options the command does not take */
@@ -414,11 +474,13 @@ cmd_enqueue(void)
 
 	allow_only("enqueue", allowed);
 	want_args("enqueue", 1, 2);
-	eo.priority = int_arg(opt[O_PRIORITY], "priority", 0);
-	eo.max_attempts = int_arg(opt[O_MAX_ATTEMPTS], "max attempts", -1);
+	eo.priority = int_arg(opt[O_PRIORITY], "--priority", 0, JOBQ_PRIORITY_MIN,
+						  JOBQ_PRIORITY_MAX);
+	eo.max_attempts = int_arg(opt[O_MAX_ATTEMPTS], "--max-attempts", -1, 1,
+							  JOBQ_MAX_ATTEMPTS_MAX);
 	if (opt[O_DELAY] && opt[O_RUN_AT])
 		usage_error("%s", "--delay and --run-at exclude each other");
-	eo.delay_s = duration(opt[O_DELAY], "--delay");
+	eo.delay_s = duration(opt[O_DELAY], "--delay", 0, JOBQ_DELAY_MAX_S);
 	eo.run_at = opt[O_RUN_AT];
 
 	if (nargs == 3)
@@ -692,9 +754,7 @@ cmd_list(void)
 
 	allow_only("list", allowed);
 	want_args("list", 1, 1);
-	limit = int_arg(opt[O_LIMIT], "limit", -1);
-	if (opt[O_LIMIT] && limit == -1)
-		limit = -2;				/* libjobq's "default", but the user said -1 */
+	limit = int_arg(opt[O_LIMIT], "--limit", -1, 1, JOBQ_LIST_MAX_ROWS);
 	connect_db();
 	rows = need(jobq_list(conn, args[1], opt[O_STATE], limit));
 	if (json)
@@ -877,7 +937,7 @@ cmd_purge(void)
 
 	allow_only("purge", allowed);
 	want_args("purge", 1, 1);
-	older = duration(opt[O_OLDER_THAN], "--older-than");
+	older = duration(opt[O_OLDER_THAN], "--older-than", 0, JOBQ_RETENTION_MAX_S);
 	connect_db();
 	check(jobq_purge(conn, args[1], opt[O_STATE], older, &n));
 	if (json)
@@ -911,15 +971,15 @@ cmd_queue(void)
 		allow_only(create ? "queue create" : "queue alter", allowed_settings);
 		if (nargs != 3)
 			usage_error("\"queue %s\" takes one queue name", sub);
-		qo.max_attempts = int_arg(opt[O_MAX_ATTEMPTS], "max attempts", -1);
+		qo.max_attempts = setting_arg(opt[O_MAX_ATTEMPTS], "max_attempts");
 		if (opt[O_NOTIFY] && strcmp(opt[O_NOTIFY], "on") != 0 &&
 			strcmp(opt[O_NOTIFY], "off") != 0)
 			usage_error("--notify takes on or off, not \"%s\"", opt[O_NOTIFY]);
-		qo.lease_s = duration(opt[O_LEASE], "--lease");
-		qo.backoff_base_s = duration(opt[O_BACKOFF_BASE], "--backoff-base");
-		qo.backoff_cap_s = duration(opt[O_BACKOFF_CAP], "--backoff-cap");
-		qo.completed_retention_s = duration(opt[O_COMPLETED_RETENTION], "--completed-retention");
-		qo.dead_retention_s = duration(opt[O_DEAD_RETENTION], "--dead-retention");
+		qo.lease_s = setting_arg(opt[O_LEASE], "lease");
+		qo.backoff_base_s = setting_arg(opt[O_BACKOFF_BASE], "backoff_base");
+		qo.backoff_cap_s = setting_arg(opt[O_BACKOFF_CAP], "backoff_cap");
+		qo.completed_retention_s = setting_arg(opt[O_COMPLETED_RETENTION], "completed_retention");
+		qo.dead_retention_s = setting_arg(opt[O_DEAD_RETENTION], "dead_retention");
 		if (opt[O_NOTIFY])
 			qo.notify = strcmp(opt[O_NOTIFY], "on") == 0;
 		connect_db();

@@ -29,6 +29,10 @@
 #define JOBQ_PRINTF(f, a)
 #endif
 
+/* JOBQ_STR(JOBQ_CLAIM_MAX): a numeric macro's value as a string literal */
+#define JOBQ_STR_(x) #x
+#define JOBQ_STR(x) JOBQ_STR_(x)
+
 /*
  * A growable byte buffer, always NUL-terminated once anything was
  * appended (data is NULL while empty).  "failed" latches after an

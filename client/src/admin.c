@@ -132,12 +132,13 @@ jobq_purge(JobqConn *conn, const char *queue, const char *state,
 	if (jobq_check_queue(conn, queue) != JOBQ_OK)
 		return JOBQ_ERR;
 	st = jobq_state_from_name(state);
-	if (state != NULL && st != JOBQ_STATE_COMPLETED && st != JOBQ_STATE_DEAD &&
-		st != JOBQ_STATE_CANCELLED)
+	if (state != NULL && !jobq_state_finished(st))
 	{
+		char		names[128];
+
+		jobq_states_text(names, sizeof(names), 1, NULL);
 		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
-					   "invalid state \"%.32s\": only completed, dead or cancelled "
-					   "jobs can be purged", state);
+					   "invalid state \"%.32s\": only %s jobs can be purged", state, names);
 		return JOBQ_ERR;
 	}
 	if (older_than_s == -1)

@@ -33,8 +33,6 @@
 #define CLAIM_COL_LEASE_LEFT 8
 #define CLAIM_NCOLS 9
 
-#define MAX_QUEUES_PER_CLAIM 1000
-
 /*
  * jobq_claim_params: validate a claim's arguments and fill values[0..4]
  * and *stmt.  arr receives the text[] literal for several queues; nbuf
@@ -55,7 +53,7 @@ jobq_claim_params(JobqConn *conn, const char *const *queues, int nqueues,
 		return JOBQ_ERR;
 	}
 	if (jobq_check_range(conn, "number of queues", nqueues, 1,
-						 MAX_QUEUES_PER_CLAIM) != JOBQ_OK ||
+						 JOBQ_CLAIM_QUEUES_MAX) != JOBQ_OK ||
 		jobq_check_range(conn, "max_jobs", max_jobs, 1, JOBQ_CLAIM_MAX) != JOBQ_OK)
 		return JOBQ_ERR;
 	if (lease_s != -1 &&

@@ -388,11 +388,57 @@ jobq_check_range(JobqConn *conn, const char *what, long long v,
 }
 
 /*
- * State names, as the SQL API spells them.
+ * State names, as the SQL API spells them, and which are finished (in
+ * jobq.history), from the contract's JOBQ_JOB_STATES; index = JobqState.
  */
+#define STATE_NAME(name, kind) #name,
+#define STATE_IS_LIVE 0
+#define STATE_IS_FINISHED 1
+#define STATE_FINISHED(name, kind) STATE_IS_##kind,
+
 static const char *const state_names[] = {
-	"unknown", "ready", "running", "completed", "dead", "cancelled"
+	"unknown", JOBQ_JOB_STATES(STATE_NAME)
 };
+static const unsigned char state_finished[] = {
+	0, JOBQ_JOB_STATES(STATE_FINISHED)
+};
+
+_Static_assert(sizeof(state_names) / sizeof(state_names[0]) == JOBQ_STATE_CANCELLED + 1,
+			   "JobqState (jobq-client.h) must list the states of JOBQ_JOB_STATES");
+
+/* jobq_state_finished: state is one a job ends in (completed, dead, ...) */
+int
+jobq_state_finished(JobqState state)
+{
+	return (int) state > 0 && (size_t) state < sizeof(state_finished) &&
+		state_finished[state];
+}
+
+/*
+ * jobq_states_text: the state names for a message, "a, b or c": all of
+ * them, or the finished ones only; extra (when not NULL) follows the
+ * first, as "delayed" follows "ready" in jobq_list.
+ */
+void
+jobq_states_text(char *buf, size_t size, int finished_only, const char *extra)
+{
+	const char *names[sizeof(state_names) / sizeof(state_names[0]) + 1];
+	size_t		n = 0;
+	size_t		len = 0;
+
+	for (size_t i = 1; i < sizeof(state_names) / sizeof(state_names[0]); i++)
+	{
+		if (finished_only && !state_finished[i])
+			continue;
+		names[n++] = state_names[i];
+		if (n == 1 && extra != NULL)
+			names[n++] = extra;
+	}
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%s",
+						i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+}
 
 const char *
 jobq_state_name(JobqState state)

@@ -78,9 +78,11 @@ jobq_list(JobqConn *conn, const char *queue, const char *state, int max_rows)
 		return NULL;
 	if (state != NULL && !valid_list_state(state))
 	{
+		char		names[128];
+
+		jobq_states_text(names, sizeof(names), 0, "delayed");
 		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
-					   "invalid state \"%.32s\": expected ready, delayed, running, "
-					   "completed, dead or cancelled", state);
+					   "invalid state \"%.32s\": expected %s", state, names);
 		return NULL;
 	}
 	if (max_rows == -1)

@@ -144,6 +144,9 @@ int			jobq_check_id(JobqConn *conn, int64_t id);
 int			jobq_check_token(JobqConn *conn, const char *token);
 int			jobq_check_range(JobqConn *conn, const char *what, long long v,
 							 long long lo, long long hi);
+int			jobq_state_finished(JobqState state);
+void		jobq_states_text(char *buf, size_t size, int finished_only,
+							 const char *extra);
 
 /* conn.c */
 int			jobq_ensure_connected(JobqConn *conn);

@@ -303,6 +303,61 @@ test_connect(void)
 	jobq_disconnect(c);
 }
 
+/*
+ * test_limits: the limits libjobq was compiled with (jobq-contract.h) are
+ * the server's, as jobq_limits() returns them: every one, same value, no
+ * other.  A server without jobq_limits (0.1.0 SQL) skips the test.
+ */
+static void
+test_limits(JobqConn *c)
+{
+#define LIMIT_ROW(n, v, u) {n, (long long) (v), u},
+	static const struct
+	{
+		const char *name;
+		long long	value;
+		const char *unit;
+	}			ours[] = {
+		JOBQ_LIMITS(LIMIT_ROW)
+	};
+#undef LIMIT_ROW
+	size_t		nours = sizeof(ours) / sizeof(ours[0]);
+	PGresult   *res;
+	const char *state;
+	int			ok;
+
+	test("the compiled limits equal the server's jobq_limits()");
+	res = PQexec(jobq_pgconn(c), "SELECT name, value, unit FROM jobq_limits() ORDER BY name");
+	state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	if (state != NULL && strcmp(state, "42883") == 0)
+	{
+		printf("PASSED (skipped: the server has no jobq_limits)\n");
+		PQclear(res);
+		return;
+	}
+	ok = res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
+		(size_t) PQntuples(res) == nours;
+	if (!ok)
+		printf("\n      jobq_limits: %s, %d rows, %zu compiled\n      ",
+			   res ? PQresStatus(PQresultStatus(res)) : "no result",
+			   res ? PQntuples(res) : 0, nours);
+	for (size_t i = 0; ok && i < nours; i++)
+	{
+		int			found = 0;
+
+		for (int r = 0; r < PQntuples(res) && !found; r++)
+			found = strcmp(PQgetvalue(res, r, 0), ours[i].name) == 0 &&
+				strtoll(PQgetvalue(res, r, 1), NULL, 10) == ours[i].value &&
+				strcmp(PQgetvalue(res, r, 2), ours[i].unit) == 0;
+		if (!found)
+			printf("\n      %s = %lld %s differs on the server\n      ", ours[i].name,
+				   ours[i].value, ours[i].unit);
+		ok = found;
+	}
+	test_cond(ok);
+	PQclear(res);
+}
+
 static void
 test_queues_admin(JobqConn *c)
 {
@@ -1957,6 +2012,7 @@ main(void)
 		return 1;
 	}
 
+	test_limits(c);
 	test_queues_admin(c);
 	test_bad_input(c);
 	test_lifecycle(c);

@@ -29,9 +29,11 @@ usage(FILE *f, const char *progname, bool callback)
 			"  %s [OPTION]... -q QUEUE%s\n\n"
 			"Options:\n"
 			"  -d, --dbname=CONNINFO      database connection string (default: PG* environment)\n"
-			"  -q, --queue=QUEUE          queue to claim from (repeatable)\n"
+			"  -q, --queue=QUEUE          queue to claim from (repeatable, at most "
+			JOBQ_STR(JOBQ_CLAIM_QUEUES_MAX) ")\n"
 			"  -c, --concurrency=N        handlers running in parallel (default 1)\n"
-			"  -b, --batch=N              jobs claimed per call at most, 1..1000 (default:\n"
+			"  -b, --batch=N              jobs claimed per call at most, 1.." JOBQ_STR(JOBQ_CLAIM_MAX)
+			" (default:\n"
 			"                             --concurrency); above it, extra claimed jobs wait\n"
 			"  -l, --lease=DURATION       lease per claim (default: the queue's lease)\n"
 			"      --heartbeat=DURATION   extend the lease this often while a job runs\n"
@@ -178,16 +180,18 @@ worker_options(Worker *w, int argc, char **argv)
 				w->concurrency = (int) v;
 				break;
 			case 'b':
-				if (!parse_num(optarg, 1, 1000, &v) || v != floor(v))
+				if (!parse_num(optarg, 1, JOBQ_CLAIM_MAX, &v) || v != floor(v))
 					goto bad_value;
 				w->batch = (int) v;
 				break;
 			case 'l':
-				if (!duration_opt(progname, "--lease", optarg, 1, 86400, &w->lease))
+				if (!duration_opt(progname, "--lease", optarg, JOBQ_LEASE_MIN_S,
+								  JOBQ_LEASE_MAX_S, &w->lease))
 					goto try_help;
 				break;
 			case 1:
-				if (!duration_opt(progname, "--heartbeat", optarg, 0, 86400, &w->heartbeat))
+				if (!duration_opt(progname, "--heartbeat", optarg, 0, JOBQ_LEASE_MAX_S,
+								  &w->heartbeat))
 					goto try_help;
 				break;
 			case 't':
@@ -265,6 +269,12 @@ worker_options(Worker *w, int argc, char **argv)
 			default:
 				goto try_help;
 		}
+	}
+	if (w->nqueues > JOBQ_CLAIM_QUEUES_MAX)
+	{
+		fprintf(stderr, "%s: %d queues given; a claim names at most %d\n", progname,
+				w->nqueues, JOBQ_CLAIM_QUEUES_MAX);
+		goto try_help;
 	}
 	if (w->nqueues == 0)
 	{
