@@ -430,7 +430,10 @@ int			jobq_complete(JobqConn *conn, int64_t id, const char *token,
  * tokens are not an error: accepted_out (NULL or room for n) gets 1 for
  * each job completed, 0 for each stale one, in input order; *naccepted (may
  * be NULL) the number completed.  results is NULL (no results) or n entries
- * (NULL = no result) with lengths in result_lens.
+ * (NULL = no result) with lengths in result_lens.  The flags are per
+ * (id, token) pair: an id given twice, once with a stale token, has one
+ * pair accepted.  (Against a server whose jobq SQL is still 0.1.0, which
+ * answers with ids, every pair of an accepted id reads as accepted.)
  */
 int			jobq_complete_batch(JobqConn *conn, size_t n, const int64_t *ids,
 								const char *const *tokens,

@@ -149,12 +149,26 @@ complete_params(JobqConn *conn, size_t n, const int64_t *ids,
 }
 
 /*
- * mark_accepted: from the set of accepted ids the server returned,
- * flag each input.  n and the result are at most 1000, so the quadratic
- * scan is cheaper than building anything.
+ * batch_stmt: the batch complete to send.  A server with the 0.2.0 SQL
+ * answers with the positions of the accepted (id, token) pairs; 0.1.0
+ * SQL only has jobq_complete_batch, which answers with their ids.
+ */
+static JobqStmt
+batch_stmt(const JobqConn *conn)
+{
+	return conn->server_sql >= JOBQ_SQL_BATCH_POSITIONS ?
+		STMT_COMPLETE_BATCH_POS : STMT_COMPLETE_BATCH;
+}
+
+/*
+ * mark_accepted: flag each input pair the server accepted, from the
+ * result of stmt.  Positions (1-based) say exactly which pair; ids (0.1.0
+ * SQL) cannot tell the pairs of a repeated id apart, so there each pair
+ * with an accepted id counts as accepted.  n and the result are at most
+ * 1000, so the quadratic scan is cheaper than building anything.
  */
 static void
-mark_accepted(const PGresult *res, size_t n, const int64_t *ids,
+mark_accepted(const PGresult *res, JobqStmt stmt, size_t n, const int64_t *ids,
 			  int *accepted_out, size_t *naccepted)
 {
 	int			rows = PQntuples(res);
@@ -167,7 +181,12 @@ mark_accepted(const PGresult *res, size_t n, const int64_t *ids,
 		int			hit = 0;
 
 		for (r = 0; r < rows && !hit; r++)
-			hit = strtoll(PQgetvalue(res, r, 0), NULL, 10) == (long long) ids[i];
+		{
+			long long	v = strtoll(PQgetvalue(res, r, 0), NULL, 10);
+
+			hit = stmt == STMT_COMPLETE_BATCH_POS ? v == (long long) i + 1 :
+				v == (long long) ids[i];
+		}
 		if (accepted_out != NULL)
 			accepted_out[i] = hit;
 		count += hit;
@@ -190,6 +209,7 @@ jobq_complete_batch(JobqConn *conn, size_t n, const int64_t *ids,
 				resarr;
 	const char *values[3];
 	PGresult   *res;
+	JobqStmt	stmt;
 	int			rc = JOBQ_ERR;
 
 	if (conn == NULL)
@@ -204,10 +224,11 @@ jobq_complete_batch(JobqConn *conn, size_t n, const int64_t *ids,
 		values[0] = idarr.data;
 		values[1] = tokarr.data;
 		values[2] = resarr.data;
-		res = jobq_exec(conn, STMT_COMPLETE_BATCH, 3, values, 1);
+		stmt = batch_stmt(conn);
+		res = jobq_exec(conn, stmt, 3, values, 1);
 		if (res != NULL)
 		{
-			mark_accepted(res, n, ids, accepted_out, naccepted);
+			mark_accepted(res, stmt, n, ids, accepted_out, naccepted);
 			PQclear(res);
 			rc = JOBQ_OK;
 		}
@@ -246,6 +267,7 @@ complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
 				lbuf[32],
 				wbuf[32];
 	JobqStmt	claim_stmt;
+	JobqStmt	complete_stmt = STMT_COMPLETE_BATCH;
 	PGresult   *results[2] = {NULL, NULL};
 	PGresult   *error = NULL;
 	JobqJobList *list = NULL;
@@ -274,7 +296,8 @@ complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
 	if (jobq_ensure_connected(conn) != JOBQ_OK)
 		goto done;
 	/* named statements must exist before the pipeline starts */
-	if ((n > 0 && jobq_prepare(conn, STMT_COMPLETE_BATCH) != JOBQ_OK) ||
+	complete_stmt = batch_stmt(conn);
+	if ((n > 0 && jobq_prepare(conn, complete_stmt) != JOBQ_OK) ||
 		jobq_prepare(conn, claim_stmt) != JOBQ_OK)
 		goto done;
 
@@ -291,7 +314,7 @@ complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
 		cvalues[0] = idarr.data;
 		cvalues[1] = tokarr.data;
 		cvalues[2] = resarr.data;	/* NULL (SQL NULL) without results */
-		if (jobq_send(conn, STMT_COMPLETE_BATCH, 3, cvalues) != JOBQ_OK)
+		if (jobq_send(conn, complete_stmt, 3, cvalues) != JOBQ_OK)
 			goto pipeline_out;
 		nqueries++;
 	}
@@ -367,7 +390,7 @@ pipeline_out:
 	}
 	list = jobq_joblist_from_result(conn, results[nqueries - 1]);
 	if (list != NULL && n > 0)
-		mark_accepted(results[0], n, ids, accepted_out, NULL);
+		mark_accepted(results[0], complete_stmt, n, ids, accepted_out, NULL);
 
 done:
 	PQclear(error);

@@ -64,6 +64,9 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	[STMT_COMPLETE_BATCH] =
 	"SELECT a FROM %s.jobq_complete_batch($1::pg_catalog.int8[], "
 	"$2::pg_catalog.uuid[], $3::pg_catalog.jsonb[]) AS a",
+	[STMT_COMPLETE_BATCH_POS] =
+	"SELECT p FROM %s.jobq_complete_batch_positions($1::pg_catalog.int8[], "
+	"$2::pg_catalog.uuid[], $3::pg_catalog.jsonb[]) AS p",
 	[STMT_FAIL] =
 	"SELECT %s.jobq_fail($1::pg_catalog.int8, $2::pg_catalog.uuid, "
 	"$3::pg_catalog.text, $4::pg_catalog.interval, $5::pg_catalog.bool)",

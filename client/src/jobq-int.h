@@ -50,6 +50,7 @@ typedef enum JobqStmt
 	STMT_CLAIM_ANY,
 	STMT_COMPLETE,
 	STMT_COMPLETE_BATCH,
+	STMT_COMPLETE_BATCH_POS,	/* 0.2.0 SQL: JOBQ_SQL_BATCH_POSITIONS */
 	STMT_FAIL,
 	STMT_EXTEND,
 	STMT_RELEASE,
@@ -71,6 +72,9 @@ typedef enum JobqStmt
 	STMT_SERVER_VERSION,
 	STMT__COUNT
 } JobqStmt;
+
+/* The first SQL release with jobq_complete_batch_positions (server_sql) */
+#define JOBQ_SQL_BATCH_POSITIONS 200
 
 /* Settings after the queue name in STMT_CREATE_QUEUE and STMT_ALTER_QUEUE */
 #define JOBQ_QUEUE_STMT_SETTINGS 7

@@ -1984,6 +1984,115 @@ test_server_version(JobqConn *c)
 	exec_ok(sql);
 }
 
+/*
+ * claim_one: enqueue one job into q and claim it; its id and token (a
+ * static copy) to *id / *tok.  0 on failure.
+ */
+static int
+claim_one(JobqConn *c, const char *q, int64_t *id, const char **tok)
+{
+	static char token[2][JOBQ_TOKEN_LEN + 1];
+	static int	which = 0;
+	const char *qs[1] = {q};
+	JobqJobList *l;
+	int			ok;
+
+	if (enq(c, q, "{}", id) != JOBQ_OK)
+		return 0;
+	l = jobq_claim(c, qs, 1, 1, 30, "pos");
+	ok = l != NULL && jobq_joblist_count(l) == 1 &&
+		jobq_job_id(jobq_joblist_get(l, 0)) == *id;
+	if (ok)
+	{
+		which = !which;
+		snprintf(token[which], sizeof(token[which]), "%s",
+				 jobq_job_token(jobq_joblist_get(l, 0)));
+		*tok = token[which];
+	}
+	jobq_joblist_free(l);
+	return ok;
+}
+
+/*
+ * test_batch_positions: a batch complete reports exactly the pairs the
+ * server accepted.  The 0.2.0 SQL answers with positions, so for ids
+ * [5, 5] with tokens [wrong, right] only the second is accepted; against
+ * 0.1.0 SQL (a schema without jobq_server_version whose
+ * jobq_complete_batch is the old one, answering with ids) libjobq falls
+ * back to matching ids, and can only report both.
+ */
+static void
+test_batch_positions(JobqConn *c)
+{
+	static const char *wrong = "00000000-0000-0000-0000-000000000000";
+	char		q[64];
+	char		sql[512];
+	const char *qs[1];
+	int64_t		id = 0,
+				ids[2];
+	const char *tok = NULL;
+	const char *toks[2];
+	int			acc[2] = {-1, -1};
+	size_t		nacc = 0;
+	JobqJobList *l;
+	const char *schema;
+	JobqConn   *old = NULL;
+	int			ok;
+
+	snprintf(q, sizeof(q), "t%d-pos", (int) getpid());
+	qs[0] = q;
+	ok = jobq_create_queue(c, q, NULL) == JOBQ_OK;
+
+	test("complete_batch [5,5] with tokens [wrong,right]: exactly the second accepted");
+	ok = ok && claim_one(c, q, &id, &tok);
+	ids[0] = ids[1] = id;
+	toks[0] = wrong;
+	toks[1] = tok;
+	test_cond(ok && jobq_complete_batch(c, 2, ids, toks, NULL, NULL, acc, &nacc) == JOBQ_OK &&
+			  acc[0] == 0 && acc[1] == 1 && nacc == 1);
+
+	test("complete_batch [5,5] with tokens [right,wrong]: exactly the first accepted");
+	ok = ok && claim_one(c, q, &id, &tok);
+	ids[0] = ids[1] = id;
+	toks[0] = tok;
+	toks[1] = wrong;
+	test_cond(ok && jobq_complete_batch(c, 2, ids, toks, NULL, NULL, acc, &nacc) == JOBQ_OK &&
+			  acc[0] == 1 && acc[1] == 0 && nacc == 1);
+
+	test("complete_and_claim [5,5] with tokens [wrong,right]: the same, pipelined");
+	ok = ok && claim_one(c, q, &id, &tok);
+	ids[0] = ids[1] = id;
+	toks[0] = wrong;
+	toks[1] = tok;
+	acc[0] = acc[1] = -1;
+	l = ok ? jobq_complete_and_claim(c, 2, ids, toks, acc, qs, 1, 1, 30, "pos") : NULL;
+	test_cond(l != NULL && acc[0] == 0 && acc[1] == 1);
+	jobq_joblist_free(l);
+
+	test("against 0.1.0 SQL: falls back to jobq_complete_batch (ids)");
+	schema = fake_version_schema(NULL);
+	snprintf(sql, sizeof(sql),
+			 "CREATE FUNCTION %s.jobq_complete_batch(i bigint[], t uuid[], "
+			 "r jsonb[] DEFAULT NULL) RETURNS SETOF bigint LANGUAGE sql "
+			 "AS $$SELECT public.jobq_complete_batch(i, t, r)$$", schema ? schema : "x");
+	ok = ok && schema != NULL && exec_ok(sql) && claim_one(c, q, &id, &tok);
+	old = ok ? jobq_connect_ex(dsn, schema, 0) : NULL;
+	ids[0] = ids[1] = id;
+	toks[0] = wrong;
+	toks[1] = tok;
+	acc[0] = acc[1] = -1;
+	test_cond(old != NULL &&
+			  jobq_complete_batch(old, 2, ids, toks, NULL, NULL, acc, &nacc) == JOBQ_OK &&
+			  acc[0] == 1 && acc[1] == 1 && nacc == 2);
+	jobq_disconnect(old);
+	if (schema != NULL)
+	{
+		snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schema);
+		exec_ok(sql);
+	}
+	jobq_drop_queue(c, q, 1);
+}
+
 int
 main(void)
 {
@@ -2027,6 +2136,7 @@ main(void)
 	jobq_drop_queue(c, qp, 1);
 	test_drop(c);
 	test_server_version(c);
+	test_batch_positions(c);
 	jobq_disconnect(c);
 
 	printf("%d passed, %d failed\n", tests - fails, fails);
