@@ -202,28 +202,16 @@ print_record(const JobqRows *rows)
  *		s as a JSON string (NULL: null); a timestamptz as PostgreSQL's JSON
  *		conversion writes it (see jobq_buf_json_timestamp).
  */
-static void
-print_json_with(void (*render) (JobqBuf *, const char *), const char *s)
-{
-	JobqBuf		b;
-
-	jobq_buf_init(&b);
-	render(&b, s);
-	jobq_xcheck(&b);
-	fputs(b.data, stdout);
-	jobq_buf_free(&b);
-}
-
 void
 print_json_string(const char *s)
 {
-	print_json_with(jobq_buf_json_string, s);
+	jobq_fputs_json(stdout, jobq_buf_json_string, s);
 }
 
 void
 print_json_time(const char *ts)
 {
-	print_json_with(jobq_buf_json_timestamp, ts);
+	jobq_fputs_json(stdout, jobq_buf_json_timestamp, ts);
 }
 
 /*

@@ -22,6 +22,7 @@
 #define JOBQ_COMMON_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #if defined(__GNUC__)
 #define JOBQ_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -61,6 +62,8 @@ int			jobq_buf_reserve(JobqBuf *b, size_t extra);
 /* json.c */
 void		jobq_buf_json_string(JobqBuf *b, const char *s);
 void		jobq_buf_json_timestamp(JobqBuf *b, const char *ts);
+void		jobq_fputs_json(FILE *f, void (*render) (JobqBuf *, const char *),
+							const char *s);
 
 /* alloc.c */
 char	   *jobq_strdup(const char *s);

@@ -12,6 +12,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "jobq-common.h"
@@ -107,4 +108,21 @@ jobq_buf_json_timestamp(JobqBuf *b, const char *ts)
 	if (sign < len && len - sign == 3)
 		memcpy(tmp + len, ":00", 4);
 	jobq_buf_json_string(b, tmp);
+}
+
+/*
+ * jobq_fputs_json: render s with render (jobq_buf_json_string or
+ * jobq_buf_json_timestamp) onto f; exits when out of memory (programs
+ * only).
+ */
+void
+jobq_fputs_json(FILE *f, void (*render) (JobqBuf *, const char *), const char *s)
+{
+	JobqBuf		b;
+
+	jobq_buf_init(&b);
+	render(&b, s);
+	jobq_xcheck(&b);
+	fputs(b.data, f);
+	jobq_buf_free(&b);
 }

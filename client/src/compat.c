@@ -21,29 +21,9 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq-int.h"
+#include "jobq-abi-0.1.h"
 
 #ifdef JOBQ_SHARED
-
-/* The 0.1.0 layouts */
-typedef struct QueueOpts_0_1
-{
-	int			lease_s;
-	int			max_attempts;
-	int			backoff_base_s;
-	int			backoff_cap_s;
-	int			completed_retention_s;
-	int			dead_retention_s;
-	int			notify;
-} QueueOpts_0_1;
-
-typedef struct EnqueueOpts_0_1
-{
-	int			delay_s;
-	const char *run_at;
-	int			priority;
-	int			max_attempts;
-	const char *dedupe_key;
-} EnqueueOpts_0_1;
 
 int			jobq_create_queue_0_1(JobqConn *conn, const char *queue,
 								  const QueueOpts_0_1 *old);

@@ -22,27 +22,7 @@
 #include <unistd.h>
 
 #include "jobq-client.h"
-
-/* The 0.1.0 layouts, as a program built then has them */
-typedef struct QueueOpts_0_1
-{
-	int			lease_s;
-	int			max_attempts;
-	int			backoff_base_s;
-	int			backoff_cap_s;
-	int			completed_retention_s;
-	int			dead_retention_s;
-	int			notify;
-} QueueOpts_0_1;
-
-typedef struct EnqueueOpts_0_1
-{
-	int			delay_s;
-	const char *run_at;
-	int			priority;
-	int			max_attempts;
-	const char *dedupe_key;
-} EnqueueOpts_0_1;
+#include "jobq-abi-0.1.h"
 
 /* the references such a program has: version JOBQ_0 */
 int			old_create_queue(JobqConn *conn, const char *queue, const QueueOpts_0_1 *o);

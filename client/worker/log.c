@@ -92,13 +92,7 @@ timestamp(char *out, size_t len)
 static void
 json_str(FILE *f, const char *s)
 {
-	JobqBuf		b;
-
-	jobq_buf_init(&b);
-	jobq_buf_json_string(&b, s);
-	jobq_xcheck(&b);
-	fputs(b.data, f);
-	jobq_buf_free(&b);
+	jobq_fputs_json(f, jobq_buf_json_string, s);
 }
 
 /*
