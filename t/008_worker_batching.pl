@@ -74,7 +74,7 @@ my $bad = $node->safe_psql('postgres', q{
 		WHEN 1 THEN to_jsonb('plain ' || l.id) END});
 is($bad, '0', 'batch: every job has its own result');
 my $slog = substr(slurp_file($node->logfile), $logpos);
-my $batches = () = $slog =~ /jobq_complete_batch\(/g;
+my $batches = () = $slog =~ /jobq_complete_batch(?:_positions)?\(/g;
 my $singles = () = $slog =~ /jobq_complete\(/g;
 ok($batches >= 1, "batch: completions sent as batches ($batches batch, $singles single statements)");
 ok($batches + $singles < 12, 'batch: fewer statements than jobs');
