@@ -3,7 +3,7 @@
  * buf.c
  *	  JobqBuf, the growable byte buffer of libjobq, jobq-worker and jobq.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/common/buf.c

@@ -5,7 +5,7 @@
  *	  conversion writes it.  Used by jobq_rows_json, the worker's JSON log
  *	  and results, and the CLI's JSON output.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/common/json.c

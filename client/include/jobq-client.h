@@ -43,7 +43,7 @@
  *	  \u0000), so embedded NULs can never silently truncate a payload.
  *	- A JobqConn is not thread-safe; use one per thread.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/include/jobq-client.h

@@ -9,7 +9,7 @@
  * makes the server change nothing, which this library reports as
  * JOBQ_ERR_STALE so that it cannot be mistaken for success.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/ack.c

@@ -4,7 +4,7 @@
  *	  The operating calls on finished jobs: retry, cancel, purge
  *	  (extension/admin.c).
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/admin.c

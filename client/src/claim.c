@@ -8,7 +8,7 @@
  * A claimed job carries its claim token: the proof that this worker holds
  * the job's lease (see ack.c).
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/claim.c

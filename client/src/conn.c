@@ -17,7 +17,7 @@
  * that cannot keep them).  The session is new after jobq_reconnect, so
  * the "prepared" flags are reset there.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/conn.c

@@ -3,7 +3,7 @@
  * enqueue.c
  *	  jobq_enqueue and jobq_enqueue_batch (extension/enqueue.c).
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/enqueue.c

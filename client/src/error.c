@@ -11,7 +11,7 @@
  * argument costs no round trip and has no side effect; the server checks
  * them again and remains the authority.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/error.c

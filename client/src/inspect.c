@@ -4,7 +4,7 @@
  *	  Looking at jobs and queues: stats, one job's detail, a queue's jobs
  *	  and the blocking-claim counters (extension/inspect.c).
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/inspect.c

@@ -4,7 +4,7 @@
  *	  The JobqJob and JobqJobList objects: accessors, copies, frees.
  *	  Lists are built by claim.c.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/job.c

@@ -12,7 +12,7 @@
  * statements live in the server session, so they are forgotten on
  * reconnect) and the set of channels it LISTENs on.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/jobq-int.h

@@ -16,7 +16,7 @@
  * that notification is lost.  So the first wait after a new LISTEN
  * returns 1 at once, making the caller claim again now that it listens.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/listen.c

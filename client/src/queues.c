@@ -4,7 +4,7 @@
  *	  Queue management: create, alter, drop, pause, resume and the list of
  *	  queues (extension/queues.c).
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/queues.c

@@ -9,7 +9,7 @@
  * carry column names and types, which is all a table printer or the JSON
  * renderer needs.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/rows.c

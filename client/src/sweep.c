@@ -4,7 +4,7 @@
  *	  jobq_sweep: expired leases back to ready (or dead), old history
  *	  purged (extension/sweep.c).
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/sweep.c

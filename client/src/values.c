@@ -10,7 +10,7 @@
  * a terminated buffer after checking it holds no NUL byte: otherwise a
  * payload with an embedded NUL would be cut short silently.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/src/values.c

@@ -21,7 +21,7 @@
  * The last line printed is "N passed, N failed"; the exit status is
  * non-zero when anything failed.
  *
- * Copyright (c) 2025, jobq authors
+ * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
  *	  client/test/test_libjobq.c
