@@ -66,10 +66,16 @@ sub cpu_ticks
 	my @f = split ' ', slurp_file("/proc/$pid/stat");
 	return $f[13] + $f[14];		# utime + stime, in clock ticks
 }
+# NB: the server must not stop before this worker has finished connecting
+# (that is exit 3, no connection at start): wait until the previous worker's
+# backend is gone and this one's has sent a claim.
+ok(wait_for($node, "SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'jobq-worker'"),
+	'the previous worker is gone');
 $w = start_worker($node, '-q', 'r', '-c', '4', '--sweep-interval', '1',
 	'--poll-interval', '0.2', '--', $h);
-ok(wait_for($node, "SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'jobq-worker'"),
-	'worker connected');
+ok(wait_for($node, "SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'jobq-worker' "
+	. "AND query LIKE '%jobq_claim%'"),
+	'worker connected and claiming');
 $node->stop('fast');
 sleep 1;
 my $ticks = cpu_ticks($w->{pid});
