@@ -24,6 +24,7 @@ OBJS = \
 	extension/inspect.o \
 	extension/wait.o \
 	extension/relay.o \
+	extension/wake.o \
 	extension/sweeper.o \
 	extension/version.o
 

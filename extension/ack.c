@@ -167,7 +167,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" FROM jobq.queues q"
 		" WHERE j.id = $1 AND j.token = $2"
 		"   AND q.name = j.queue AND NOT $7 AND j.attempt < j.max_attempts"
-		" RETURNING j.queue, NOT q.paused, j.run_at",
+		" RETURNING j.queue, NOT q.paused, j.run_at, q.notify",
 		7, {INT8OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, BOOLOID, BOOLOID}},
 	/* $1 id, $2 token, $3 now, $4 error, $5 cut */
 	[ST_FAIL_DEAD] = {"fail_dead",
@@ -666,14 +666,15 @@ jobq_fail(PG_FUNCTION_ARGS)
 	{
 		bool		isnull;
 
-		/* a waiting claim sleeps until the retry is due (see wait.c) */
-		if (jobq_spi_getbool(0, 2, &isnull))
-			jobq_note_ready(DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[0],
+		/* ready now (retry_in => 0) or when the retry is due (wake.c) */
+		jobq_announce_ready(DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[0],
 														 SPI_tuptable->tupdesc, 1,
 														 &isnull)), 1,
 							DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
 															  SPI_tuptable->tupdesc, 3,
-															  &isnull)));
+															  &isnull)),
+							now, jobq_spi_getbool(0, 4, &isnull),
+							!jobq_spi_getbool(0, 2, &isnull));
 		outcome = "ready";
 	}
 	else
@@ -769,14 +770,13 @@ jobq_release(PG_FUNCTION_ARGS)
 	if (found)
 	{
 		bool		isnull;
+		TimestampTz now = jobq_now();
 
 		text	   *queue = DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[0],
 															 SPI_tuptable->tupdesc, 1, &isnull));
 
-		if (jobq_spi_getbool(0, 2, &isnull))
-			jobq_notify_queue(queue);
-		if (jobq_spi_getbool(0, 3, &isnull))
-			jobq_note_ready(queue, 1, jobq_now());
+		jobq_announce_ready(queue, 1, now, now,
+							jobq_spi_getbool(0, 2, &isnull), !jobq_spi_getbool(0, 3, &isnull));
 	}
 	else
 		count_stale(values[0]);

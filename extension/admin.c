@@ -104,7 +104,7 @@ const JobqStatements jobq_admin_statements = {statements, NUM_STATEMENTS, plans,
 
 /*
  * run_redrive
- *	  Execute a re-drive plan and NOTIFY the queues that got jobs back.
+ *	  Execute a re-drive plan and announce the jobs it made ready.
  *	  Returns how many jobs moved.
  */
 static int64
@@ -118,14 +118,13 @@ run_redrive(SPIPlanPtr plan, Datum *values)
 	for (uint64 i = 0; i < moved; i++)
 	{
 		bool		isnull;
+		TimestampTz now = jobq_now();
 
 		text	   *queue = DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[i],
 															 SPI_tuptable->tupdesc, 1, &isnull));
 
-		if (jobq_spi_getbool(i, 2, &isnull))
-			jobq_notify_queue(queue);
-		if (jobq_spi_getbool(i, 3, &isnull))
-			jobq_note_ready(queue, 1, jobq_now());
+		jobq_announce_ready(queue, 1, now, now,
+							jobq_spi_getbool(i, 2, &isnull), !jobq_spi_getbool(i, 3, &isnull));
 	}
 	return (int64) moved;
 }

@@ -207,18 +207,13 @@ read_queue_settings(EnqueueArgs *args)
 
 /*
  * announce_ready
- *	  Tell workers of count new jobs once this transaction commits.  NOTIFY
- *	  only for jobs ready now; waiting claims also hear of delayed ones, so
- *	  that they sleep until those are due.  A paused queue wakes nobody.
+ *	  Tell workers of count new jobs once this transaction commits (wake.c).
  */
 static void
 announce_ready(EnqueueArgs *args, int64 count)
 {
-	if (args->settings.paused)
-		return;
-	if (args->settings.notify && args->run_at <= args->now)
-		jobq_notify_queue(args->queue);
-	jobq_note_ready(args->queue, count, args->run_at);
+	jobq_announce_ready(args->queue, count, args->run_at, args->now,
+						args->settings.notify, args->settings.paused);
 }
 
 /*

@@ -123,8 +123,7 @@ _PG_init(void)
 		shmem_request_hook = jobq_shmem_request;
 		prev_shmem_startup_hook = shmem_startup_hook;
 		shmem_startup_hook = jobq_shmem_startup;
-		jobq_wait_register_callbacks();
-		jobq_relay_register_callbacks();
+		jobq_wake_register_callbacks();
 		jobq_register_sweepers();
 	}
 

@@ -62,11 +62,29 @@ extern int	jobq_sweep_batch_size;
 /* queue name locks one transaction may hold (queues.c) */
 #define JOBQ_QUEUE_LOCKS_PER_XACT	1000
 
+/*
+ * wake.c: a queue the current transaction made jobs ready in, for the
+ * relay and the waiting claims to hear of at commit
+ */
+typedef struct JobqReadyNote
+{
+	char		queue[JOBQ_QUEUE_NAME_MAX + 1];	/* NUL-terminated name */
+	uint32		hash;			/* of the name: waiters know queues by it */
+	int			level;			/* subtransaction nesting level of the note */
+	bool		relay;			/* the relay is to notify the queue */
+	int64		count;			/* jobs made ready: waiters to wake, at most */
+	TimestampTz due;			/* when the earliest of them is ready */
+} JobqReadyNote;
+
+extern void jobq_wake_register_callbacks(void);
+extern void jobq_announce_ready(text *queue, int64 count, TimestampTz due,
+								TimestampTz now, bool notify, bool paused);
+
 /* wait.c */
 extern Size jobq_wait_shmem_size(void);
 extern void jobq_wait_shmem_init(void);
-extern void jobq_wait_register_callbacks(void);
-extern void jobq_note_ready(text *queue, int64 count, TimestampTz due);
+extern uint32 jobq_wait_queue_hash(const char *name, int len);
+extern void jobq_wait_wake(const JobqReadyNote *notes, int n);
 extern bool jobq_wait_register(Datum *queues, int nqueues);
 extern void jobq_wait_rearm(void);
 extern void jobq_wait_unregister(void);
@@ -77,8 +95,9 @@ extern void jobq_wait_sleep(long timeout_ms);
 /* relay.c */
 extern Size jobq_relay_shmem_size(void);
 extern void jobq_relay_shmem_init(void);
-extern void jobq_relay_register_callbacks(void);
-extern void jobq_notify_queue(text *queue);
+extern int	jobq_relay_for_database(void);
+extern void jobq_relay_hand_over(int slot, const JobqReadyNote *notes, int n);
+extern void jobq_send_notify(const char *queue, int len);
 extern void jobq_relay_attach(int slot);
 extern bool jobq_relay_pending(void);
 extern void jobq_relay_round(void);

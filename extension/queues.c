@@ -444,9 +444,9 @@ set_paused(text *queue, bool paused)
 	 */
 	if (jobq_spi_getbool(0, 2, &isnull))
 	{
-		if (jobq_spi_getbool(0, 1, &isnull))
-			jobq_notify_queue(queue);
-		jobq_note_ready(queue, PG_INT64_MAX, jobq_now());
+		TimestampTz now = jobq_now();
+
+		jobq_announce_ready(queue, PG_INT64_MAX, now, now, jobq_spi_getbool(0, 1, &isnull), false);
 	}
 	jobq_spi_finish();
 }

@@ -11,9 +11,9 @@
  * across its commit record's flush.  Producers enqueueing one job per
  * transaction then commit one at a time, and group commit no longer
  * helps (bench/RESULTS.md: a quarter of the throughput at 16 clients).
- * A producer served by a relay only notes the queue; its commit callback
- * hands the name to the relay and sets the relay's latch, or does nothing
- * when the name is pending at the relay already.  The relay
+ * A producer served by a relay only notes the queue (wake.c); its commit
+ * callback hands the name to the relay and sets the relay's latch, or does
+ * nothing when the name is pending at the relay already.  The relay
  * sends the notifications of everything handed to it since its last
  * round in one short transaction of its own, with synchronous_commit off
  * (a notification is a hint, nothing to make durable): many commits of a
@@ -49,7 +49,6 @@
 #include "storage/lwlock.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 /* queue names a relay holds between two rounds before it notifies all */
@@ -68,19 +67,6 @@ typedef struct JobqRelay
 
 static JobqRelay *relays = NULL;	/* JOBQ_SWEEPER_DATABASES_MAX slots */
 static int	my_relay = -1;		/* the slot this process serves, if a relay */
-
-/* A queue noted by the current transaction */
-typedef struct RelayNote
-{
-	char	   *queue;			/* in TopTransactionContext */
-	int			level;			/* subtransaction nesting level of the note */
-} RelayNote;
-
-/* Queues noted by the current transaction, in TopTransactionContext */
-static RelayNote *noted = NULL;
-static int	nnoted = 0;
-static int	noted_cap = 0;
-static int	noted_relay = -1;	/* the relay they go to */
 
 static SPIPlanPtr notify_all_plan = NULL;
 
@@ -114,13 +100,13 @@ jobq_relay_shmem_init(void)
 }
 
 /*
- * relay_for_database
+ * jobq_relay_for_database
  *	  The slot of the relay serving this database, or -1.  An unlocked
  *	  read: a relay that appears or goes away meanwhile is handled at
- *	  commit (see relay_hand_over).
+ *	  commit (see jobq_relay_hand_over).
  */
-static int
-relay_for_database(void)
+int
+jobq_relay_for_database(void)
 {
 	if (relays == NULL)
 		return -1;
@@ -146,40 +132,40 @@ relay_pending_has(JobqRelay *r, const char *queue)
 
 /*
  * relay_has_all
- *	  Whether every noted queue is in the relay's pending set already (or
- *	  the set overflowed).  Then the relay will be woken for them (whoever
- *	  added a name sets its latch after releasing the lock), and its next
- *	  round, which takes the set under the exclusive lock, notifies
- *	  them after this commit: the producer need not take that lock, which
- *	  at many producers per queue is most commits.
+ *	  Whether every queue of notes to be relayed is in the relay's pending
+ *	  set already (or the set overflowed).  Then the relay will be woken
+ *	  for them (whoever added a name sets its latch after releasing the
+ *	  lock), and its next round, which takes the set under the exclusive
+ *	  lock, notifies them after this commit: the producer need not take
+ *	  that lock, which at many producers per queue is most commits.
  */
 static bool
-relay_has_all(JobqRelay *r)
+relay_has_all(JobqRelay *r, const JobqReadyNote *notes, int n)
 {
 	if (r->dboid != MyDatabaseId)
 		return false;
-	for (int i = 0; i < nnoted && !r->overflow; i++)
-		if (!relay_pending_has(r, noted[i].queue))
+	for (int i = 0; i < n && !r->overflow; i++)
+		if (notes[i].relay && !relay_pending_has(r, notes[i].queue))
 			return false;
 	return true;
 }
 
 /*
- * relay_hand_over
- *	  At commit: add the noted queues to the relay's pending set and set
- *	  its latch, unless they are all pending already.  The relay may have
- *	  exited since the notes were taken: then the hints are dropped (see
- *	  the file header).
+ * jobq_relay_hand_over
+ *	  At commit (wake.c): add the queues of notes to be relayed to the
+ *	  pending set of relay slot and set its latch, unless they are all
+ *	  pending already.  The relay may have exited since the notes were
+ *	  taken: then the hints are dropped (see the file header).
  */
-static void
-relay_hand_over(void)
+void
+jobq_relay_hand_over(int slot, const JobqReadyNote *notes, int n)
 {
-	JobqRelay  *r = &relays[noted_relay];
+	JobqRelay  *r = &relays[slot];
 	Latch	   *latch = NULL;
 	bool		pending;
 
 	LWLockAcquire(r->lock, LW_SHARED);
-	pending = relay_has_all(r);
+	pending = relay_has_all(r, notes, n);
 	LWLockRelease(r->lock);
 	if (pending)
 		return;
@@ -187,14 +173,14 @@ relay_hand_over(void)
 	LWLockAcquire(r->lock, LW_EXCLUSIVE);
 	if (r->dboid == MyDatabaseId)
 	{
-		for (int i = 0; i < nnoted; i++)
+		for (int i = 0; i < n; i++)
 		{
 			if (r->overflow)
 				break;			/* every queue is notified anyway */
-			if (relay_pending_has(r, noted[i].queue))
+			if (!notes[i].relay || relay_pending_has(r, notes[i].queue))
 				continue;
 			if (r->npending < JOBQ_RELAY_PENDING_MAX)
-				strlcpy(r->pending[r->npending++], noted[i].queue, JOBQ_QUEUE_NAME_MAX + 1);
+				strlcpy(r->pending[r->npending++], notes[i].queue, JOBQ_QUEUE_NAME_MAX + 1);
 			else
 				r->overflow = true;
 		}
@@ -206,82 +192,15 @@ relay_hand_over(void)
 }
 
 /*
- * relay_xact_callback
- *	  Hand the notes over at commit; forget them at abort or prepare (a
- *	  prepared transaction's jobs are found by polling).
- */
-static void
-relay_xact_callback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-			if (nnoted > 0)
-				relay_hand_over();
-			/* FALLTHROUGH */
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			/* the array lived in TopTransactionContext, gone with it */
-			noted = NULL;
-			nnoted = 0;
-			noted_cap = 0;
-			noted_relay = -1;
-			break;
-		default:
-			break;
-	}
-}
-
-/*
- * relay_subxact_callback
- *	  A rolled-back subtransaction (ROLLBACK TO SAVEPOINT, an exception
- *	  block) takes its notes with it, as it would take its own NOTIFYs; a
- *	  committed one leaves them to its parent.
- */
-static void
-relay_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-					   SubTransactionId parentSubid, void *arg)
-{
-	int			level = GetCurrentTransactionNestLevel();
-	int			kept = 0;
-
-	if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
-		return;
-	for (int i = 0; i < nnoted; i++)
-	{
-		if (noted[i].level >= level)
-		{
-			if (event == SUBXACT_EVENT_ABORT_SUB)
-				continue;
-			noted[i].level = level - 1;
-		}
-		noted[kept++] = noted[i];
-	}
-	nnoted = kept;
-}
-
-/*
- * jobq_relay_register_callbacks
- *	  Install the callbacks once per backend (from _PG_init).
- */
-void
-jobq_relay_register_callbacks(void)
-{
-	RegisterXactCallback(relay_xact_callback, NULL);
-	RegisterSubXactCallback(relay_subxact_callback, NULL);
-}
-
-/*
- * send_notify
+ * jobq_send_notify
  *	  NOTIFY "jobq.<queue>" with an empty payload, in the current
  *	  transaction: a hint for idle workers, never data (any role may LISTEN
  *	  on any channel).  PostgreSQL folds identical notifications of one
- *	  transaction into one.
+ *	  transaction into one, and drops those of a rolled-back
+ *	  subtransaction.
  */
-static void
-send_notify(const char *queue, int len)
+void
+jobq_send_notify(const char *queue, int len)
 {
 	char		channel[NAMEDATALEN];
 
@@ -291,42 +210,6 @@ send_notify(const char *queue, int len)
 	memcpy(channel + 5, queue, len);
 	channel[5 + len] = '\0';
 	Async_Notify(channel, "");
-}
-
-/*
- * jobq_notify_queue
- *	  Have idle workers of queue woken when this transaction commits (and
- *	  not if it rolls back): through the database's relay when there is
- *	  one, else by our own NOTIFY.
- */
-void
-jobq_notify_queue(text *queue)
-{
-	int			len = VARSIZE_ANY_EXHDR(queue);
-	int			relay = noted_relay >= 0 ? noted_relay : relay_for_database();
-	int			level = GetCurrentTransactionNestLevel();
-	char	   *name;
-
-	if (relay < 0)
-	{
-		send_notify(VARDATA_ANY(queue), len);
-		return;
-	}
-	if (len > JOBQ_QUEUE_NAME_MAX)
-		elog(ERROR, "jobq: queue name too long for a channel");
-	for (int i = 0; i < nnoted; i++)
-		if (noted[i].level == level && strlen(noted[i].queue) == len &&
-			memcmp(noted[i].queue, VARDATA_ANY(queue), len) == 0)
-			return;
-	if (nnoted == noted_cap)
-		noted = jobq_xact_array_grow(noted, &noted_cap, sizeof(RelayNote));
-	name = MemoryContextAlloc(TopTransactionContext, len + 1);
-	memcpy(name, VARDATA_ANY(queue), len);
-	name[len] = '\0';
-	noted[nnoted].queue = name;
-	noted[nnoted].level = level;
-	nnoted++;
-	noted_relay = relay;
 }
 
 /*
@@ -411,7 +294,7 @@ notify_every_queue(void)
 	{
 		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 
-		send_notify(name, strlen(name));
+		jobq_send_notify(name, strlen(name));
 	}
 	PopActiveSnapshot();
 	jobq_spi_finish();
@@ -454,7 +337,7 @@ jobq_relay_round(void)
 		notify_every_queue();
 	else
 		for (int i = 0; i < n; i++)
-			send_notify(names[i], strlen(names[i]));
+			jobq_send_notify(names[i], strlen(names[i]));
 	CommitTransactionCommand();
 #if PG_VERSION_NUM < 150000
 	/* before 15, a process outside a client session signals listeners itself */

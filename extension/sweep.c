@@ -126,8 +126,11 @@ const JobqStatements jobq_sweep_statements = {statements, NUM_STATEMENTS, plans,
  * note_requeued
  *	  After the expire statement: tell waiting claims of each queue how
  *	  many of its jobs come back (after their backoff), from the queues and
- *	  counts arrays in columns 3 and 4 of its row (see wait.c).  Noted as
- *	  due now: the woken waiters read when each job is due.
+ *	  counts arrays in columns 3 and 4 of its row (see wake.c).  Announced
+ *	  as due now, for waiters only: the statement knows neither when each
+ *	  job is due nor whether its queue notifies or is paused; the woken
+ *	  waiters read when each job is due, idle listeners find them at their
+ *	  poll.
  */
 static void
 note_requeued(void)
@@ -150,7 +153,12 @@ note_requeued(void)
 	deconstruct_array(DatumGetArrayTypeP(cd), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &counts, NULL, &nc);
 	for (int i = 0; i < nq && i < nc; i++)
-		jobq_note_ready(DatumGetTextPP(queues[i]), DatumGetInt64(counts[i]), jobq_now());
+	{
+		TimestampTz now = jobq_now();
+
+		jobq_announce_ready(DatumGetTextPP(queues[i]), DatumGetInt64(counts[i]), now, now,
+							false, false);
+	}
 }
 
 /*

@@ -7,12 +7,13 @@
  *
  * Waiters register in a shared array (one slot per waiting backend: its
  * latch, database and the hashes of its queue names).  A transaction that
- * makes jobs ready now (enqueue, release, retry) notes the queue and how
- * many jobs; when it commits, an XactCallback wakes that many not-yet-woken
- * waiters of the queue.  The callback runs after the commit is visible to
- * other backends, so a woken waiter always finds the job (unless another
- * claimer was faster); a rollback wakes nobody.  Waking one waiter per job,
- * not all of them, avoids a thundering herd.
+ * makes jobs ready (enqueue, release, retry, ...) notes the queue and how
+ * many jobs (wake.c); when it commits, its commit callback wakes that many
+ * not-yet-woken waiters of the queue (jobq_wait_wake).  The callback runs
+ * after the commit is visible to other backends, so a woken waiter always
+ * finds the job (unless another claimer was faster); a rollback, or a
+ * rolled-back savepoint, wakes nobody.  Waking one waiter per job, not all
+ * of them, avoids a thundering herd.
  *
  * NB: a waiter registers BEFORE its first claim attempt.  An enqueue that
  * commits between that attempt and the sleep then finds the slot and sets
@@ -41,9 +42,7 @@
  */
 #include "jobq.h"
 
-#include "access/xact.h"
 #include "common/hashfn.h"
-#include "common/int.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/ipc.h"
@@ -51,7 +50,6 @@
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
-#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -85,23 +83,8 @@ typedef struct JobqWaitShared
 	JobqWaiter	slots[FLEXIBLE_ARRAY_MEMBER];
 } JobqWaitShared;
 
-/* A queue this transaction made jobs ready in */
-typedef struct ReadyNote
-{
-	uint32		queue;
-	int64		count;
-	TimestampTz due;			/* when the earliest of them is ready */
-} ReadyNote;
-
 static JobqWaitShared *wait_shared = NULL;
 static int	my_slot = -1;
-
-/* Notes of the current transaction, in TopTransactionContext */
-static ReadyNote *notes = NULL;
-static int	nnotes = 0;
-static int	notes_cap = 0;
-
-static bool callbacks_registered = false;
 
 /*
  * jobq_wait_slots
@@ -152,10 +135,11 @@ jobq_wait_shmem_init(void)
 }
 
 /*
- * queue_hash
+ * jobq_wait_queue_hash
+ *	  The hash by which waiters know a queue name of len bytes.
  */
-static uint32
-queue_hash(const char *name, int len)
+uint32
+jobq_wait_queue_hash(const char *name, int len)
 {
 	return hash_bytes((const unsigned char *) name, len);
 }
@@ -172,14 +156,14 @@ bucket_of(Oid dboid, uint32 queue)
 
 /*
  * wake_waiters
- *	  Wake up to note->count waiters of note->queue in this database that
+ *	  Wake up to note->count waiters of note->hash in this database that
  *	  no commit has woken yet and that would otherwise sleep past
  *	  note->due.  A waiter that is awake (wake_at 0) may have read the
  *	  queue before this commit, so it is woken: its next sleep then ends at
  *	  once and it looks again.
  */
 static void
-wake_waiters(const ReadyNote *note)
+wake_waiters(const JobqReadyNote *note)
 {
 	int64		left = note->count;
 
@@ -194,7 +178,7 @@ wake_waiters(const ReadyNote *note)
 		if (wake_at != 0 && note->due >= (TimestampTz) wake_at)
 			continue;			/* it wakes up by then anyway */
 		for (int q = 0; q < w->nqueues; q++)
-			if (w->queues[q] == note->queue)
+			if (w->queues[q] == note->hash)
 			{
 				w->woken = true;
 				SetLatch(w->latch);
@@ -206,110 +190,40 @@ wake_waiters(const ReadyNote *note)
 }
 
 /*
- * jobq_xact_callback
- *	  At commit, wake waiters for the jobs this transaction made ready; at
- *	  commit or abort, forget the notes.
- */
-static void
-jobq_xact_callback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-			if (nnotes > 0 && wait_shared != NULL &&
-				pg_atomic_read_u32(&wait_shared->nwaiting) > 0)
-			{
-				bool		locked = false;
-
-				/*
-				 * NB: our commit is visible by now; the barrier keeps the
-				 * bucket reads below from being done before it.
-				 */
-				pg_memory_barrier();
-				for (int i = 0; i < nnotes; i++)
-				{
-					/*
-					 * NB: a waiter raises its bucket before its first claim
-					 * attempt, so a zero here means nobody could have missed
-					 * this commit's jobs.
-					 */
-					if (pg_atomic_read_u32(bucket_of(MyDatabaseId, notes[i].queue)) == 0)
-						continue;
-					if (!locked)
-					{
-						LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
-						locked = true;
-					}
-					wake_waiters(&notes[i]);
-				}
-				if (locked)
-					LWLockRelease(wait_shared->lock);
-			}
-			/* FALLTHROUGH */
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			/*
-			 * The array lived in TopTransactionContext, gone with it.  NB: a
-			 * prepared transaction's jobs wake nobody (COMMIT PREPARED runs
-			 * elsewhere); waiters find them at their recheck.
-			 */
-			notes = NULL;
-			nnotes = 0;
-			notes_cap = 0;
-			break;
-		default:
-			break;
-	}
-}
-
-/*
- * jobq_wait_register_callbacks
- *	  Install the commit callback once per backend (from _PG_init).
+ * jobq_wait_wake
+ *	  At commit (wake.c): wake waiters for the jobs of notes.  Cheap when
+ *	  nobody waits on their queues: no lock is taken.
  */
 void
-jobq_wait_register_callbacks(void)
+jobq_wait_wake(const JobqReadyNote *notes, int n)
 {
-	if (!callbacks_registered)
-	{
-		RegisterXactCallback(jobq_xact_callback, NULL);
-		callbacks_registered = true;
-	}
-}
+	bool		locked = false;
 
-/*
- * jobq_note_ready
- *	  Record that this transaction made count jobs of queue ready, now or
- *	  later (delayed, or retried after a backoff), so that its commit wakes
- *	  that many waiters.  A waiter woken for a job that is not due yet
- *	  finds nothing, looks up when the earliest job is due and sleeps until
- *	  then: so no waiter has to poll for delayed jobs.  Cheap when nobody
- *	  waits.
- */
-void
-jobq_note_ready(text *queue, int64 count, TimestampTz due)
-{
-	uint32		h;
-
-	if (wait_shared == NULL || count <= 0)
+	if (wait_shared == NULL || pg_atomic_read_u32(&wait_shared->nwaiting) == 0)
 		return;
-	h = queue_hash(VARDATA_ANY(queue), VARSIZE_ANY_EXHDR(queue));
-	for (int i = 0; i < nnotes; i++)
-		if (notes[i].queue == h)
+
+	/*
+	 * NB: our commit is visible by now; the barrier keeps the bucket reads
+	 * below from being done before it.
+	 */
+	pg_memory_barrier();
+	for (int i = 0; i < n; i++)
+	{
+		/*
+		 * NB: a waiter raises its bucket before its first claim attempt, so
+		 * a zero here means nobody could have missed this commit's jobs.
+		 */
+		if (pg_atomic_read_u32(bucket_of(MyDatabaseId, notes[i].hash)) == 0)
+			continue;
+		if (!locked)
 		{
-			/* saturating: a resume notes "all" (PG_INT64_MAX) */
-			if (pg_add_s64_overflow(notes[i].count, count, &notes[i].count))
-				notes[i].count = PG_INT64_MAX;
-			notes[i].due = Min(notes[i].due, due);
-			return;
+			LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
+			locked = true;
 		}
-	if (nnotes == notes_cap)
-		notes = jobq_xact_array_grow(notes, &notes_cap, sizeof(ReadyNote));
-	notes[nnotes].queue = h;
-	notes[nnotes].count = count;
-	notes[nnotes].due = due;
-	nnotes++;
+		wake_waiters(&notes[i]);
+	}
+	if (locked)
+		LWLockRelease(wait_shared->lock);
 }
 
 /*
@@ -360,7 +274,7 @@ jobq_wait_register(Datum *queues, int nqueues)
 		{
 			text	   *name = DatumGetTextPP(queues[q]);
 
-			w->queues[q] = queue_hash(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+			w->queues[q] = jobq_wait_queue_hash(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
 		}
 		w->latch = MyLatch;
 		pg_atomic_fetch_add_u32(&wait_shared->nwaiting, 1);
