@@ -2,9 +2,11 @@
 #
 # With jobq preloaded, a claim that finds nothing sleeps on its latch and is
 # woken from the commit of an enqueue into one of its queues: not before the
-# commit, not on rollback, not for other queues, one waiter per job (no
-# thundering herd).  Jobs that become ready later (delayed, retried, swept,
-# resumed) wake a waiter as well, which then sleeps until they are due.
+# commit, not on rollback nor for an enqueue rolled back to a savepoint, not
+# for other queues, one waiter per job (no thundering herd).  Jobs that
+# become ready later (delayed, retried, swept, resumed) wake a waiter as
+# well, which then sleeps until they are due; a failure retried at once
+# (retry_in => 0) wakes it like a release.
 # Cancel and statement_timeout end a wait at once; the server shuts down
 # fast with waiters.  Without preload, a wait polls.
 use strict;
@@ -99,6 +101,54 @@ is($got, 'none', 'a rolled-back enqueue gives nothing');
 ok($took >= 1.9, 'the waiter slept its whole wait');
 is($node->safe_psql('postgres', 'SELECT wakeups FROM jobq_wait_stats()'), $wakeups0,
 	'a rollback wakes nobody');
+
+# 2b. A rolled-back savepoint takes its wakeups with it, as it takes its
+# jobs: nobody is woken for a job that never committed.  What one released
+# savepoint noted is woken for at commit.
+$w = start_waiter($node, sprintf($claim_a, '30 s'));
+ok(poll($node, $waiting, '1'), 'claim waits (savepoints)');
+$producer->query_safe('BEGIN');
+$producer->query_safe('SAVEPOINT s');
+$producer->query_safe("SELECT jobq_enqueue('a', '{\"savepoint\": 1}')");
+$producer->query_safe('ROLLBACK TO SAVEPOINT s');
+$producer->query_safe('COMMIT');
+# an exception block is a subtransaction too
+$producer->query_safe(q{
+	DO $$BEGIN
+		PERFORM jobq_enqueue('a', '{"savepoint": 2}');
+		RAISE EXCEPTION 'undo';
+	EXCEPTION WHEN raise_exception THEN NULL;
+	END$$});
+# released into a savepoint that is then rolled back
+$producer->query_safe('BEGIN');
+$producer->query_safe('SAVEPOINT outer_sp');
+$producer->query_safe('SAVEPOINT inner_sp');
+$producer->query_safe("SELECT jobq_enqueue('a', '{\"savepoint\": 3}')");
+$producer->query_safe('RELEASE SAVEPOINT inner_sp');
+$producer->query_safe('ROLLBACK TO SAVEPOINT outer_sp');
+$producer->query_safe('COMMIT');
+usleep(300_000);
+is($node->safe_psql('postgres', 'SELECT wakeups FROM jobq_wait_stats()'), $wakeups0,
+	'enqueues rolled back to a savepoint wake nobody');
+ok($w->{h}->pumpable, 'the waiter sleeps on');
+is($node->safe_psql('postgres', "SELECT count(*) FROM jobq.jobs WHERE queue = 'a' AND state = 'ready'"), '0',
+	'and no job is there');
+# rolled back, then enqueued again in the same transaction: one wakeup
+$producer->query_safe('BEGIN');
+$producer->query_safe('SAVEPOINT s');
+$producer->query_safe("SELECT jobq_enqueue('a', '{\"savepoint\": 4}')");
+$producer->query_safe('ROLLBACK TO SAVEPOINT s');
+$producer->query_safe('SAVEPOINT s2');
+$id = $producer->query_safe("SELECT jobq_enqueue('a', '{\"savepoint\": 5}')");
+$producer->query_safe('RELEASE SAVEPOINT s2');
+$t0 = time;
+$producer->query_safe('COMMIT');
+($got, $err, undef) = finish_waiter($w);
+is($got, $id, 'an enqueue in a released savepoint wakes the waiter at commit');
+ok(time - $t0 < 5, 'promptly');
+is($node->safe_psql('postgres', 'SELECT wakeups FROM jobq_wait_stats()'), $wakeups0 + 1,
+	'one wakeup, for the job that committed');
+$wakeups0 = $node->safe_psql('postgres', 'SELECT wakeups FROM jobq_wait_stats()');
 
 # 3. The right queue only.
 $w = start_waiter($node, sprintf($claim_a, '30 s'));
@@ -224,6 +274,21 @@ $t0 = time;
 ($got) = finish_waiter($w);
 is($got, $id, 'the requeued job is claimed by the waiter');
 ok(time - $t0 < 5, 'promptly after the sweep committed');
+
+# 6c2. a failure retried at once (retry_in => 0) wakes the waiter at its
+# commit, as a release does
+$node->safe_psql('postgres', $clear_c);
+$id = $node->safe_psql('postgres', "SELECT jobq_enqueue('c', '{}')");
+($cid, $ctok) = split /\|/, $node->safe_psql('postgres', "SELECT id, token FROM jobq_claim('c')");
+is($cid, $id, 'claimed, then failed');
+$w = start_waiter($node, sprintf($claim_c, '30 s'));
+ok(poll($node, $waiting, '1'), 'waiting on queue c');
+$t0 = time;
+is($node->safe_psql('postgres', "SELECT jobq_fail($cid, '$ctok', 'boom', retry_in => '0')"),
+	'ready', 'failed, retry at once');
+($got) = finish_waiter($w);
+is($got, $id, 'the job failed with retry_in => 0 is claimed by the waiter');
+ok(time - $t0 < 5, 'promptly after the fail committed');
 
 # 6d. resuming a paused queue
 $node->safe_psql('postgres', $clear_c);

@@ -5,8 +5,9 @@
 # sender's PID that psql prints with each notification: the sweeper's where
 # it runs, the producer's own where it does not (another database, or while
 # the sweeper is down), and the same rules as before for what notifies
-# (ready jobs of a notifying, running queue; once per transaction and
-# queue; nothing on rollback).
+# (ready jobs of a notifying, running queue, enqueued, released or failed
+# with a retry due at once; once per transaction and queue; nothing on
+# rollback).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -30,6 +31,7 @@ for my $db ('postgres', 'other')
 		SELECT jobq_create_queue('q');
 		SELECT jobq_create_queue('q2');
 		SELECT jobq_create_queue('quiet', notify => false);
+		SELECT jobq_create_queue('now', backoff_base => '0');
 	});
 }
 
@@ -117,6 +119,36 @@ my ($id, $token) = split /\|/, $node->safe_psql('postgres',
 	"SELECT id, token FROM jobq_claim('q', 't', 1) ORDER BY id LIMIT 1");
 is(notifications('postgres', ['jobq.q'], "SELECT jobq_release($id, '$token');"),
 	"jobq.q $relay", 'a released job: notified by the sweeper');
+
+# A failure retried at once wakes listeners like a release does; one
+# retried later, or in a queue that does not notify or is paused, does not.
+# claim_one(DB, QUEUE): the "id, 'token'" of a job claimed from QUEUE
+sub claim_one
+{
+	my ($db, $queue) = @_;
+	$node->safe_psql($db, "SELECT jobq_enqueue('$queue', '{}')");
+	my ($i, $t) = split /\|/, $node->safe_psql($db,
+		"SELECT id, token FROM jobq_claim('$queue', 't', 1)");
+	return "$i, '$t'";
+}
+is(notifications('postgres', ['jobq.q'],
+		'SELECT jobq_fail(' . claim_one('postgres', 'q') . ", 'e', retry_in => '0');"),
+	"jobq.q $relay", 'a failure retried at once (retry_in => 0): notified by the sweeper');
+is(notifications('postgres', ['jobq.now'],
+		'SELECT jobq_fail(' . claim_one('postgres', 'now') . ", 'e');"),
+	"jobq.now $relay", 'a failure whose backoff is 0: notified');
+is(notifications('other', ['jobq.q'],
+		'SELECT jobq_fail(' . claim_one('other', 'q') . ", 'e', retry_in => '0');"),
+	'jobq.q self', 'retry_in => 0 without a sweeper: the producer notifies itself');
+is(notifications('postgres', ['jobq.q', 'jobq.quiet'],
+		'SELECT jobq_fail(' . claim_one('postgres', 'q') . ", 'e', retry_in => '1 hour');\n"
+		. 'SELECT jobq_fail(' . claim_one('postgres', 'quiet') . ", 'e', retry_in => '0');"),
+	'', 'a failure retried later, or in a queue with notify off: nothing');
+my $paused_fail = 'SELECT jobq_fail(' . claim_one('postgres', 'q2') . ", 'e', retry_in => '0');";
+$node->safe_psql('postgres', "SELECT jobq_pause('q2')");
+is(notifications('postgres', ['jobq.q2'], $paused_fail), '',
+	'a failure retried at once in a paused queue: nothing');
+$node->safe_psql('postgres', "SELECT jobq_resume('q2')");
 
 # A database without a sweeper: the producer notifies as before.
 is(notifications('other', ['jobq.q'], "SELECT jobq_enqueue('q', '{}');"),
