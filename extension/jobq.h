@@ -100,6 +100,7 @@ extern void jobq_relay_hand_over(int slot, const JobqReadyNote *notes, int n);
 extern void jobq_send_notify(const char *queue, int len);
 extern void jobq_relay_attach(int slot);
 extern bool jobq_relay_pending(void);
+extern long jobq_relay_next_round(void);
 extern void jobq_relay_round(void);
 
 /* queues.c */

@@ -14,10 +14,10 @@
  * skipped until it is created there.
  *
  * The sweeper is also its database's NOTIFY relay (relay.c): woken by a
- * producer's commit, it sends the pending notifications at once if its
- * last round is old enough (JOBQ_RELAY_SPACING_MIN_USECS, more under a
- * stream of commits), else when it is, and between two sweep batches
- * during a pass.
+ * producer's commit, it sends the pending notifications when the relay's
+ * spacing says (jobq_relay_next_round: at once if its last round is old
+ * enough, else a few milliseconds later, waiting on its latch meanwhile),
+ * and between two sweep batches during a pass.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -46,25 +46,6 @@
 #include "utils/wait_event.h"
 
 #define JOBQ_SWEEPER_RESTART_SECS	5
-
-/*
- * Least time between two relay rounds.  Under a stream of commits the relay
- * would otherwise run a transaction per commit; waiting out the rest of
- * the spacing after a round lets one round carry all the queues noted
- * meanwhile.  An idle relay answers at once.
- *
- * The spacing starts at the minimum and doubles, up to the maximum, each
- * time the next commit came within the minimum of the last round (a steady
- * stream of commits); a commit that came later resets it to the minimum,
- * after waiting out what is left of the current spacing once.  So jobs a
- * few milliseconds apart, as in the latency benchmark (5 ms), are relayed
- * 2 ms apart at most, even right after a burst.  A round is a short
- * transaction of its own (an XID, a commit record, a write to the
- * notification queue); at 17,000-18,000 enqueues/s from one producer the
- * growing spacing took the sweeper from 1.4-2.8 % to 1.0-1.4 % of a core.
- */
-#define JOBQ_RELAY_SPACING_MIN_USECS	2000
-#define JOBQ_RELAY_SPACING_MAX_USECS	8000
 
 PGDLLEXPORT void jobq_sweeper_main(Datum main_arg);
 
@@ -253,8 +234,6 @@ jobq_sweeper_main(Datum main_arg)
 	char	   *dbname;
 	MemoryContext pass_context;
 	TimestampTz next_sweep = 0;
-	TimestampTz last_relay = 0;
-	long		spacing = JOBQ_RELAY_SPACING_MIN_USECS;	/* usecs, see above */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -282,25 +261,16 @@ jobq_sweeper_main(Datum main_arg)
 	while (!ShutdownRequestPending)
 	{
 		TimestampTz now;
+		long		timeout;
+		long		relay_ms;
 
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (jobq_relay_pending())
-		{
-			long		since = (long) (GetCurrentTimestamp() - last_relay);
-
-			if (since >= 0 && since < spacing)
-				pg_usleep(spacing - since);
-			if (since >= 0 && since < JOBQ_RELAY_SPACING_MIN_USECS)
-				spacing = Min(spacing * 2, JOBQ_RELAY_SPACING_MAX_USECS);
-			else
-				spacing = JOBQ_RELAY_SPACING_MIN_USECS;
+		if (jobq_relay_next_round() == 0)
 			run_guarded(relay_step, pass_context);
-			last_relay = GetCurrentTimestamp();
-		}
 		now = GetCurrentTimestamp();
 		/* a shorter interval after a reload, or a clock set back */
 		next_sweep = Min(next_sweep, TimestampTzPlusMilliseconds(now, jobq_sweep_interval_ms));
@@ -312,9 +282,16 @@ jobq_sweeper_main(Datum main_arg)
 			next_sweep = TimestampTzPlusMilliseconds(now, jobq_sweep_interval_ms);
 		}
 
-		/* NB: a producer's commit sets the latch (relay.c) */
+		/*
+		 * Sleep until the next sweep or relay round.  NB: a producer's commit
+		 * sets the latch (relay.c), and so do SIGTERM and SIGHUP.
+		 */
+		timeout = Max(1, (next_sweep - now + 999) / 1000);
+		relay_ms = jobq_relay_next_round();
+		if (relay_ms >= 0)
+			timeout = Min(timeout, relay_ms);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Max(1, (next_sweep - now + 999) / 1000), PG_WAIT_EXTENSION);
+						 timeout, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
