@@ -246,20 +246,27 @@ note(sprintf('delayed job claimed %.2f s after its enqueue', $after));
 # with a 1 s lease and would come back)
 my $clear_c = "DELETE FROM jobq.jobs WHERE queue = 'c'";
 
-# 6b. a failure retried after 1 s
-$node->safe_psql('postgres', $clear_c);
-$id = $node->safe_psql('postgres', "SELECT jobq_enqueue('c', '{}')");
-my ($cid, $ctok) = split /\|/, $node->safe_psql('postgres', "SELECT id, token FROM jobq_claim('c')");
-is($cid, $id, 'claimed without waiting');
-$w = start_waiter($node, sprintf($claim_c, '30 s'));
-ok(poll($node, $waiting, '1'), 'waiting on queue c');
-$t0 = time;
-is($node->safe_psql('postgres', "SELECT jobq_fail($cid, '$ctok', 'boom', retry_in => '1 second')"),
-	'ready', 'failed, retry in 1 s');
-($got) = finish_waiter($w);
-$after = time - $t0;
-is($got, $id, 'the retried job is claimed by the waiter');
-ok($after >= 1 && $after < 5, 'when its retry is due');
+# 6b. a failure retried after 1 s, and one retried at once (retry_in => 0),
+# which wakes the waiter at its commit as a release does
+my ($cid, $ctok);
+for my $case ([ '1 second', 1, 'when its retry is due' ],
+	[ '0', 0, 'promptly after the fail committed' ])
+{
+	my ($retry_in, $min, $when) = @$case;
+	$node->safe_psql('postgres', $clear_c);
+	$id = $node->safe_psql('postgres', "SELECT jobq_enqueue('c', '{}')");
+	($cid, $ctok) = split /\|/, $node->safe_psql('postgres', "SELECT id, token FROM jobq_claim('c')");
+	is($cid, $id, 'claimed without waiting');
+	$w = start_waiter($node, sprintf($claim_c, '30 s'));
+	ok(poll($node, $waiting, '1'), 'waiting on queue c');
+	$t0 = time;
+	is($node->safe_psql('postgres', "SELECT jobq_fail($cid, '$ctok', 'boom', retry_in => '$retry_in')"),
+		'ready', "failed, retry_in => '$retry_in'");
+	($got) = finish_waiter($w);
+	$after = time - $t0;
+	is($got, $id, "the job failed with retry_in => '$retry_in' is claimed by the waiter");
+	ok($after >= $min && $after < 5, $when);
+}
 
 # 6c. a lease expired by a sweep (backoff 0: ready at once)
 $node->safe_psql('postgres', $clear_c);
@@ -274,21 +281,6 @@ $t0 = time;
 ($got) = finish_waiter($w);
 is($got, $id, 'the requeued job is claimed by the waiter');
 ok(time - $t0 < 5, 'promptly after the sweep committed');
-
-# 6c2. a failure retried at once (retry_in => 0) wakes the waiter at its
-# commit, as a release does
-$node->safe_psql('postgres', $clear_c);
-$id = $node->safe_psql('postgres', "SELECT jobq_enqueue('c', '{}')");
-($cid, $ctok) = split /\|/, $node->safe_psql('postgres', "SELECT id, token FROM jobq_claim('c')");
-is($cid, $id, 'claimed, then failed');
-$w = start_waiter($node, sprintf($claim_c, '30 s'));
-ok(poll($node, $waiting, '1'), 'waiting on queue c');
-$t0 = time;
-is($node->safe_psql('postgres', "SELECT jobq_fail($cid, '$ctok', 'boom', retry_in => '0')"),
-	'ready', 'failed, retry at once');
-($got) = finish_waiter($w);
-is($got, $id, 'the job failed with retry_in => 0 is claimed by the waiter');
-ok(time - $t0 < 5, 'promptly after the fail committed');
 
 # 6d. resuming a paused queue
 $node->safe_psql('postgres', $clear_c);
