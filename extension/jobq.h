@@ -46,7 +46,7 @@
 #define JOBQ_RETENTION_MAX_USECS	((int64) JOBQ_RETENTION_MAX_S * USECS_PER_SEC)
 #define JOBQ_WAIT_MAX_USECS			((int64) JOBQ_CLAIM_WAIT_MAX_S * USECS_PER_SEC)
 #define JOBQ_PAYLOAD_HARD_MAX_KB	(JOBQ_PAYLOAD_HARD_MAX / 1024)	/* the GUC's unit */
-#define JOBQ_WAIT_QUEUES_MAX		JOBQ_CLAIM_WAIT_QUEUES_MAX	/* waiter slot size */
+#define JOBQ_WAIT_QUEUES_MAX		JOBQ_CLAIM_QUEUES_MAX	/* waiter slot size: any claim */
 
 /* The server's own */
 #define JOBQ_WAIT_POLL_MS			100		/* re-check interval without preload */

@@ -407,9 +407,9 @@ JobqJobList *jobq_claim(JobqConn *conn, const char *const *queues,
  * jobq_claim_wait: jobq_claim that, when nothing is ready, waits on the
  * server up to wait_ms (0..300000) for a job to be enqueued (woken by the
  * enqueue's commit when the extension is preloaded, else by its polling)
- * and claims it.  At most JOBQ_CLAIM_WAIT_QUEUES_MAX queues when waiting.
- * The connection is busy for the whole wait; the claim runs at READ
- * COMMITTED in its own statement.  wait_ms 0 is exactly jobq_claim.
+ * and claims it, for as many queues as jobq_claim takes.  The connection
+ * is busy for the whole wait; the claim runs at READ COMMITTED in its own
+ * statement.  wait_ms 0 is exactly jobq_claim.
  */
 JobqJobList *jobq_claim_wait(JobqConn *conn, const char *const *queues,
 							 int nqueues, int max_jobs, int lease_s,

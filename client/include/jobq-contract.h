@@ -69,10 +69,12 @@
 #define JOBQ_LIST_MAX_ROWS 10000		/* max_rows of jobq_list */
 
 /*
- * Not refused: a waiting claim naming more queues than this is served by
- * polling instead of sleeping on a latch (extension/wait.c).
+ * 0.1.0's limit on the queues of a waiting claim.  A waiting claim now takes
+ * as many queues as any claim (each waiter slot holds JOBQ_CLAIM_QUEUES_MAX
+ * of them, extension/wait.c); kept so that programs written against 0.1.0
+ * still build.
  */
-#define JOBQ_CLAIM_WAIT_QUEUES_MAX 16
+#define JOBQ_CLAIM_WAIT_QUEUES_MAX JOBQ_CLAIM_QUEUES_MAX
 
 /* Defaults of SQL arguments */
 #define JOBQ_SWEEP_DEFAULT_ROWS 1000

@@ -66,10 +66,7 @@ jobq_claim_params(JobqConn *conn, const char *const *queues, int nqueues,
 					   "worker name is longer than %d bytes", JOBQ_WORKER_NAME_MAX);
 		return JOBQ_ERR;
 	}
-	if (jobq_check_range(conn, "wait_ms", wait_ms, 0, JOBQ_CLAIM_WAIT_MAX_MS) != JOBQ_OK ||
-		(wait_ms > 0 &&
-		 jobq_check_range(conn, "number of queues of a waiting claim", nqueues, 1,
-						  JOBQ_CLAIM_WAIT_QUEUES_MAX) != JOBQ_OK))
+	if (jobq_check_range(conn, "wait_ms", wait_ms, 0, JOBQ_CLAIM_WAIT_MAX_MS) != JOBQ_OK)
 		return JOBQ_ERR;
 	for (i = 0; i < nqueues; i++)
 		if (jobq_check_queue(conn, queues[i]) != JOBQ_OK)

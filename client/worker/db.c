@@ -159,15 +159,10 @@ static DbStatus
 choose_wait(Worker *w)
 {
 	const char *why = NULL;
-	bool		fits = w->nqueues <= JOBQ_CLAIM_WAIT_QUEUES_MAX;
 
 	w->db.blocking = false;
 	if (w->wait_mode == WAIT_BLOCKING)
-	{
-		w->db.blocking = fits;
-		if (!fits)
-			why = "more queues than a waiting claim takes";
-	}
+		w->db.blocking = true;
 	else if (w->wait_mode == WAIT_AUTO)
 	{
 		int			preloaded = 0;
@@ -180,8 +175,6 @@ choose_wait(Worker *w)
 		}
 		else if (!preloaded)
 			why = "jobq is not in shared_preload_libraries";
-		else if (!fits)
-			why = "more queues than a waiting claim takes";
 		else
 			w->db.blocking = true;
 	}
