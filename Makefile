@@ -26,6 +26,7 @@ OBJS = \
 	extension/relay.o \
 	extension/wake.o \
 	extension/sweeper.o \
+	extension/launcher.o \
 	extension/version.o
 
 # The version of this release, read from jobq.control: the one place where

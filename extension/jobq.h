@@ -106,8 +106,10 @@ extern void jobq_relay_round(void);
 /* queues.c */
 extern void jobq_lock_queue_name(text *queue, int mode);
 
-/* sweep.c, sweeper.c */
+/* sweep.c, sweeper.c, launcher.c */
+#define JOBQ_SWEEPER_RESTART_SECS	5	/* a stopped sweeper or launcher comes back */
 extern void jobq_sweep_run(text *queue, int64 max_rows, int64 *out);
+extern List *jobq_sweeper_database_list(void);
 extern void jobq_register_sweepers(void);
 
 /*

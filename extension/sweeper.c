@@ -5,12 +5,13 @@
  *	  background worker per database named in jobq.sweeper_databases runs
  *	  jobq_sweep every jobq.sweep_interval, so a crashed worker's job comes
  *	  back within its lease plus the interval although no client sweeps.
+ *	  The launcher (launcher.c) starts each once its database exists.
  *
  * Each pass is a series of short transactions (one per batch of
  * jobq.sweep_batch_size rows), and the sweep itself takes rows with SKIP
  * LOCKED, so the sweeper never waits on workers.  An error is logged and
- * the next pass goes on; a crash of the process is followed by a restart
- * after JOBQ_SWEEPER_RESTART_SECS.  A database without the extension is
+ * the next pass goes on; when the process ends, the launcher starts it
+ * again after JOBQ_SWEEPER_RESTART_SECS.  A database without the extension is
  * skipped until it is created there.
  *
  * The sweeper is also its database's NOTIFY relay (relay.c): woken by a
@@ -42,70 +43,11 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
-#include "utils/varlena.h"
 #include "utils/wait_event.h"
-
-#define JOBQ_SWEEPER_RESTART_SECS	5
 
 PGDLLEXPORT void jobq_sweeper_main(Datum main_arg);
 
 static SPIPlanPtr installed_plan = NULL;
-
-/*
- * sweeper_database_list
- *	  The database names of jobq.sweeper_databases (a comma-separated list
- *	  of identifiers), in a list allocated in the current context.  A
- *	  malformed value gives an error.
- */
-static List *
-sweeper_database_list(void)
-{
-	char	   *raw = pstrdup(jobq_sweeper_databases ? jobq_sweeper_databases : "");
-	List	   *names = NIL;
-
-	if (!SplitIdentifierString(raw, ',', &names))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid list syntax in jobq.sweeper_databases")));
-	return names;
-}
-
-/*
- * jobq_register_sweepers
- *	  Called from _PG_init while preloading: register one background worker
- *	  per database in jobq.sweeper_databases.
- */
-void
-jobq_register_sweepers(void)
-{
-	List	   *names = sweeper_database_list();
-	ListCell   *lc;
-	int			i = 0;
-
-	if (list_length(names) > JOBQ_SWEEPER_DATABASES_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("jobq.sweeper_databases names %d databases, at most %d are allowed",
-						list_length(names), JOBQ_SWEEPER_DATABASES_MAX)));
-
-	foreach(lc, names)
-	{
-		BackgroundWorker worker;
-
-		memset(&worker, 0, sizeof(worker));
-		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-		worker.bgw_restart_time = JOBQ_SWEEPER_RESTART_SECS;
-		strlcpy(worker.bgw_library_name, "jobq", BGW_MAXLEN);
-		strlcpy(worker.bgw_function_name, "jobq_sweeper_main", BGW_MAXLEN);
-		snprintf(worker.bgw_name, BGW_MAXLEN, "jobq sweeper for database %s",
-				 (char *) lfirst(lc));
-		strlcpy(worker.bgw_type, "jobq sweeper", BGW_MAXLEN);
-		worker.bgw_main_arg = Int32GetDatum(i);
-		RegisterBackgroundWorker(&worker);
-		i++;
-	}
-}
 
 /*
  * extension_installed
@@ -239,7 +181,7 @@ jobq_sweeper_main(Datum main_arg)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
-	names = sweeper_database_list();
+	names = jobq_sweeper_database_list();
 	if (DatumGetInt32(main_arg) >= list_length(names))
 		proc_exit(0);			/* the list changed under us: nothing to do */
 	dbname = pstrdup(list_nth(names, DatumGetInt32(main_arg)));
@@ -296,10 +238,6 @@ jobq_sweeper_main(Datum main_arg)
 		CHECK_FOR_INTERRUPTS();
 	}
 
-	/*
-	 * NB: exit code 1, not 0: a sweeper ended by pg_terminate_backend comes
-	 * back after JOBQ_SWEEPER_RESTART_SECS (0 would unregister it for good;
-	 * at a server shutdown nothing is restarted either way).
-	 */
+	/* the launcher starts it again after JOBQ_SWEEPER_RESTART_SECS */
 	proc_exit(1);
 }
