@@ -31,21 +31,6 @@ $node->safe_psql('postgres', qq{
 	SELECT jobq_create_queue('q' || g) FROM generate_series(1, 101) g;
 });
 
-sub poll
-{
-	my ($sql, $want, $secs) = @_;
-	my $deadline = time + ($secs // 30);
-	my $got = '';
-	while (time < $deadline)
-	{
-		$got = $node->safe_psql('postgres', $sql);
-		return 1 if $got eq $want;
-		usleep(20_000);
-	}
-	diag("timed out: $sql gave '$got', wanted '$want'");
-	return 0;
-}
-
 # start_claim(N): a psql waiting up to 60 s in a claim on queues q1..qN
 sub start_claim
 {
@@ -75,7 +60,7 @@ for my $n (1, 16, 17, 100)
 	my ($waiting0, $wakeups0) = split /:/, $node->safe_psql('postgres', $stats);
 	is($waiting0, '0', "$n queues: nobody waits yet");
 	my $c = start_claim($n);
-	ok(poll('SELECT waiting FROM jobq_wait_stats()', '1'),
+	ok(wait_for($node, 'SELECT waiting FROM jobq_wait_stats()', '1'),
 		"$n queues: the claim is counted as waiting");
 
 	# not one of its queues: no wakeup
@@ -97,10 +82,10 @@ for my $n (1, 16, 17, 100)
 my $h = write_handler('h', "echo '{}'");
 my @q = map { ('-q', "q$_") } 1 .. 20;
 my $w = start_worker($node, @q, '--poll-interval', '60', '--', $h);
-ok(poll('SELECT waiting FROM jobq_wait_stats()', '1'), 'a worker on 20 queues waits in a slot');
+ok(wait_for($node, 'SELECT waiting FROM jobq_wait_stats()', '1'), 'a worker on 20 queues waits in a slot');
 my $wakeups0 = $node->safe_psql('postgres', 'SELECT wakeups FROM jobq_wait_stats()');
 my $id = $node->safe_psql('postgres', "SELECT jobq_enqueue('q20', '{}')");
-ok(poll("SELECT state FROM jobq_job($id)", 'completed'), 'and runs a job enqueued into the 20th');
+ok(wait_for($node, "SELECT state FROM jobq_job($id)", 'completed'), 'and runs a job enqueued into the 20th');
 cmp_ok($node->safe_psql('postgres', 'SELECT wakeups FROM jobq_wait_stats()'), '>', $wakeups0,
 	'woken by the commit');
 is(stop_worker($w, 'TERM'), 0, 'worker stops with exit 0');

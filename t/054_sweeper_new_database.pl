@@ -14,6 +14,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
+use JobqTest;
 
 my $node = PostgreSQL::Test::Cluster->new('newdb');
 $node->init;
@@ -24,26 +25,11 @@ jobq.sweep_interval = '200ms'
 });
 $node->start;
 
-sub poll
-{
-	my ($sql, $want, $secs) = @_;
-	my $deadline = time + ($secs // 30);
-	my $got = '';
-	while (time < $deadline)
-	{
-		$got = $node->safe_psql('postgres', $sql);
-		return 1 if $got eq $want;
-		usleep(50_000);
-	}
-	diag("timed out: $sql gave '$got', wanted '$want'");
-	return 0;
-}
-
 my $sweeper_of = "SELECT coalesce(string_agg(pid::text, ','), '') FROM pg_stat_activity"
   . " WHERE backend_type = 'jobq sweeper' AND datname = '%s'";
 my $launcher = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'jobq sweeper launcher'";
 
-ok(poll(sprintf("SELECT ($sweeper_of) <> ''", 'postgres'), 't'), 'the sweeper of postgres runs');
+ok(wait_for($node, sprintf("SELECT ($sweeper_of) <> ''", 'postgres'), 't'), 'the sweeper of postgres runs');
 is($node->safe_psql('postgres', $launcher), '1', 'one launcher');
 my $deadline = time + 10;
 usleep(100_000)
@@ -57,7 +43,7 @@ unlike(slurp_file($node->logfile), qr/FATAL/, 'no FATAL in the server log');
 # The database is created: its sweeper starts within the check interval.
 my $t0 = time;
 $node->safe_psql('postgres', 'CREATE DATABASE later');
-ok(poll(sprintf("SELECT ($sweeper_of) <> ''", 'later'), 't', 10),
+ok(wait_for($node, sprintf("SELECT ($sweeper_of) <> ''", 'later'), 't', 10),
 	'the sweeper of the new database runs');
 my $took = time - $t0;
 note(sprintf('sweeper of the new database running %.2f s after CREATE DATABASE (check interval 1 s)',
@@ -85,14 +71,14 @@ unlike(slurp_file($node->logfile), qr/FATAL/, 'still no FATAL');
 # A terminated sweeper comes back after 5 s.
 my $pid = $node->safe_psql('postgres', sprintf($sweeper_of, 'later'));
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
-ok(poll(sprintf("SELECT ($sweeper_of) NOT IN ('', '$pid')", 'later'), 't', 20),
+ok(wait_for($node, sprintf("SELECT ($sweeper_of) NOT IN ('', '$pid')", 'later'), 't', 20),
 	'a terminated sweeper is started again');
 
 # Terminating the launcher stops its sweepers; they come back with it.
 my $old = $node->safe_psql('postgres', sprintf($sweeper_of, 'postgres'));
 $node->safe_psql('postgres',
 	"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'jobq sweeper launcher'");
-ok(poll(sprintf("SELECT ($sweeper_of) NOT IN ('', '$old')", 'postgres'), 't', 30),
+ok(wait_for($node, sprintf("SELECT ($sweeper_of) NOT IN ('', '$old')", 'postgres'), 't', 30),
 	'after the launcher is terminated, a new sweeper runs');
 is($node->safe_psql('postgres', $launcher), '1', 'and one launcher');
 is($node->safe_psql('postgres',
@@ -101,7 +87,7 @@ is($node->safe_psql('postgres',
 
 # Dropped: its sweeper ends and is not started again, without FATALs.
 $node->safe_psql('postgres', 'DROP DATABASE later WITH (FORCE)');
-ok(poll(sprintf("SELECT ($sweeper_of) = ''", 'later'), 't', 10), 'the sweeper of a dropped database ends');
+ok(wait_for($node, sprintf("SELECT ($sweeper_of) = ''", 'later'), 't', 10), 'the sweeper of a dropped database ends');
 my $log_offset = -s $node->logfile;
 sleep 7;	# past the restart delay
 is($node->safe_psql('postgres',
@@ -111,7 +97,7 @@ unlike(slurp_file($node->logfile, $log_offset), qr/FATAL/, 'no FATAL after the d
 
 # created again: back
 $node->safe_psql('postgres', 'CREATE DATABASE later');
-ok(poll(sprintf("SELECT ($sweeper_of) <> ''", 'later'), 't', 10),
+ok(wait_for($node, sprintf("SELECT ($sweeper_of) <> ''", 'later'), 't', 10),
 	'the database created again gets its sweeper again');
 
 $node->stop('fast');

@@ -57,23 +57,7 @@ $standby->start;
 $primary->append_conf('postgresql.conf', "synchronous_standby_names = '*'\n");
 $primary->reload;
 
-# bounded wait on a node for SQL to return WANT
-sub poll
-{
-	my ($node, $sql, $want, $secs) = @_;
-	my $deadline = time + ($secs // 30);
-	my $got = '';
-	while (time < $deadline)
-	{
-		$got = $node->safe_psql('postgres', $sql);
-		return 1 if $got eq $want;
-		usleep(100_000);
-	}
-	diag("timed out on " . $node->name . ": $sql gave '$got', wanted '$want'");
-	return 0;
-}
-
-ok(poll($primary, "SELECT string_agg(sync_state, ',') FROM pg_stat_replication", 'sync'),
+ok(wait_for($primary, "SELECT string_agg(sync_state, ',') FROM pg_stat_replication", 'sync'),
 	'the standby streams synchronously');
 is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'standby in recovery');
 
@@ -116,9 +100,9 @@ my @wargs = ('-q', 'f', '-c', '4', '--sweep-interval', '1', '--poll-interval', '
 my $wa = start_worker("$conninfo application_name=worker_a", @wargs);
 my $wb = start_worker("$conninfo application_name=worker_b", @wargs);
 
-ok(poll($primary, "SELECT count(*) >= 40 FROM jobq.history WHERE state = 'completed'", 't', 30),
+ok(wait_for($primary, "SELECT count(*) >= 40 FROM jobq.history WHERE state = 'completed'", 't', 30),
 	'load runs on the primary');
-ok(poll($primary, "SELECT count(DISTINCT worker) FROM jobq.jobs WHERE state = 'running'"
+ok(wait_for($primary, "SELECT count(DISTINCT worker) FROM jobq.jobs WHERE state = 'running'"
 	  . " AND payload ->> 'slow' = 'true' AND claimed_at < now() - interval '0.2 s'", '2', 30),
 	'both workers are running slow jobs');
 
@@ -128,7 +112,7 @@ ok(poll($primary, "SELECT count(DISTINCT worker) FROM jobq.jobs WHERE state = 'r
 # lease.
 kill 'KILL', $wb->{pid};
 is(stop_worker($wb), 128 + 9, 'worker B killed');
-ok(poll($primary, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'worker_b'", '0', 10),
+ok(wait_for($primary, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'worker_b'", '0', 10),
 	"worker B's backend ended");
 my $held = "SELECT id || ' ' || attempt FROM jobq.jobs WHERE state = 'running' AND worker LIKE '%%:%d'";
 my @b_running = split /\n/, $primary->safe_psql('postgres', sprintf($held, $wb->{pid}));
@@ -139,20 +123,20 @@ $standby->promote;
 my $t_promoted = time;
 note(sprintf('standby promoted %.2f s after the primary stopped', $t_promoted - $t_fail));
 
-ok(poll($standby, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'worker_a'",
+ok(wait_for($standby, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'worker_a'",
 		'1', 30), 'worker A reconnected to the new primary by itself');
 my $t_reconnected = time;
 ok(worker_alive($wa), 'worker A is the same process');
 my $a_done = "SELECT count(*) FROM jobq.history WHERE state = 'completed' AND worker LIKE '%:$wa->{pid}'";
 my $a_before = $standby->safe_psql('postgres', $a_done);
-ok(poll($standby, "SELECT ($a_done) >= $a_before + 20", 't', 30),
+ok(wait_for($standby, "SELECT ($a_done) >= $a_before + 20", 't', 30),
 	'worker A claims and completes jobs on the new primary');
 
 # Stop the producers, let the backlog drain.
 open my $fh, '>', "$dir/stop" or die $!;
 close $fh;
 $_->finish for @producers;
-ok(poll($standby, 'SELECT count(*) FROM jobq.jobs', '0', 40),
+ok(wait_for($standby, 'SELECT count(*) FROM jobq.jobs', '0', 40),
 	'every job finished on the new primary (those of worker B after their lease)');
 is(stop_worker($wa, 'TERM'), 0, 'worker A stops with exit 0');
 
