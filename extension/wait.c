@@ -62,7 +62,8 @@ typedef struct JobqWaiter
 	pg_atomic_uint64 wake_at;	/* when its sleep ends (TimestampTz); 0 while
 								 * it is awake */
 	int			nqueues;
-	uint32		queues[JOBQ_WAIT_QUEUES_MAX];	/* hashes of queue names */
+	uint32		queues[JOBQ_WAIT_QUEUES_MAX];	/* hashes of its queue names: as
+												 * many as any claim takes */
 } JobqWaiter;
 
 /*
