@@ -66,7 +66,7 @@ my $conninfo = sprintf('host=%s,%s port=%d,%d dbname=postgres target_session_att
 	$primary->host, $standby->host, $primary->port, $standby->port);
 note("conninfo: $conninfo");
 
-# The handler: every tenth job is slow, so that jobs are running when the
+# The handler: every twentieth job is slow, so that jobs are running when the
 # primary goes.
 my $h = write_handler('h', <<"SH");
 p=\$(cat)
@@ -83,7 +83,7 @@ i=0
 while [ ! -e $dir/stop ]; do
 	i=\$((i + 1))
 	slow=false
-	[ \$((i % 10)) -eq 0 ] && slow=true
+	[ \$((i % 20)) -eq 0 ] && slow=true
 	if id=\$($cli -d "$conninfo" enqueue f "{\\"uid\\": \\"\$1.\$i\\", \\"slow\\": \$slow}" 2>>$dir/producer.err); then
 		echo "\$1.\$i \$id" >> $dir/acked.\$1
 	else
@@ -127,6 +127,8 @@ ok(wait_for($standby, "SELECT count(*) FROM pg_stat_activity WHERE application_n
 		'1', 30), 'worker A reconnected to the new primary by itself');
 my $t_reconnected = time;
 ok(worker_alive($wa), 'worker A is the same process');
+ok(wait_for($standby, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'jobq sweeper'",
+		'1', 30), 'the background sweeper started on the new primary');
 my $a_done = "SELECT count(*) FROM jobq.history WHERE state = 'completed' AND worker LIKE '%:$wa->{pid}'";
 my $a_before = $standby->safe_psql('postgres', $a_done);
 ok(wait_for($standby, "SELECT ($a_done) >= $a_before + 20", 't', 30),
@@ -136,7 +138,7 @@ ok(wait_for($standby, "SELECT ($a_done) >= $a_before + 20", 't', 30),
 open my $fh, '>', "$dir/stop" or die $!;
 close $fh;
 $_->finish for @producers;
-ok(wait_for($standby, 'SELECT count(*) FROM jobq.jobs', '0', 40),
+ok(wait_for($standby, 'SELECT count(*) FROM jobq.jobs', '0', 60),
 	'every job finished on the new primary (those of worker B after their lease)');
 is(stop_worker($wa, 'TERM'), 0, 'worker A stops with exit 0');
 
