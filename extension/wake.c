@@ -81,13 +81,16 @@ merge_note(JobqReadyNote *into, const JobqReadyNote *from)
 
 /*
  * take_note
- *	  Note that this (sub)transaction made count jobs of the queue name
- *	  ready, the earliest at due; relay: whether the relay is to notify
- *	  the queue.  One note per queue and subtransaction level.
+ *	  Note that this (sub)transaction made count jobs of queue ready, the
+ *	  earliest at due; relay: whether the relay is to notify the queue.
+ *	  One note per queue and subtransaction level.  Not inlined: it would
+ *	  give jobq_announce_ready's early returns its stack frame.
  */
-static void
-take_note(const char *name, int len, int64 count, TimestampTz due, bool relay)
+static pg_noinline void
+take_note(text *queue, int64 count, TimestampTz due, bool relay)
 {
+	const char *name = VARDATA_ANY(queue);
+	int			len = VARSIZE_ANY_EXHDR(queue);
 	JobqReadyNote note;
 
 	if (len > JOBQ_QUEUE_NAME_MAX)
@@ -124,8 +127,6 @@ void
 jobq_announce_ready(text *queue, int64 count, TimestampTz due, TimestampTz now,
 					bool notify, bool paused)
 {
-	const char *name = VARDATA_ANY(queue);
-	int			len = VARSIZE_ANY_EXHDR(queue);
 	int			relay = -1;
 
 	if (paused || count <= 0)
@@ -133,12 +134,12 @@ jobq_announce_ready(text *queue, int64 count, TimestampTz due, TimestampTz now,
 	if (notify && due <= now)
 	{
 		relay = notes_relay >= 0 ? notes_relay : jobq_relay_for_database();
-		if (relay < 0)
-			jobq_send_notify(name, len);	/* no relay: our own NOTIFY */
+		if (relay < 0)			/* no relay: our own NOTIFY */
+			jobq_send_notify(VARDATA_ANY(queue), VARSIZE_ANY_EXHDR(queue));
 	}
 	if (!callbacks_registered)
 		return;					/* not preloaded: no relay, no waiters */
-	take_note(name, len, count, due, relay >= 0);
+	take_note(queue, count, due, relay >= 0);
 	if (relay >= 0)
 		notes_relay = relay;
 }
