@@ -16,6 +16,8 @@
 
 #include "jobq-int.h"
 
+static const size_t enqueue_opts_sizes[] = JOBQ_ENQUEUE_OPTS_SIZES;
+
 /*
  * check_enqueue_opts: validate opts (never NULL here) for a call that
  * enqueues; allow_key = 0 for the batch form, whose keys come separately.
@@ -94,7 +96,8 @@ jobq_enqueue(JobqConn *conn, const char *queue, const char *payload,
 	if (conn == NULL)
 		return JOBQ_ERR;
 	jobq_clear_error(conn);
-	if (jobq_copy_opts(conn, "JobqEnqueueOpts", opts, &local, sizeof(local)) != JOBQ_OK)
+	if (jobq_copy_opts(conn, "JobqEnqueueOpts", opts, &local, enqueue_opts_sizes,
+					   lengthof(enqueue_opts_sizes)) != JOBQ_OK)
 		return JOBQ_ERR;
 	opts = &local;
 	if (jobq_check_queue(conn, queue) != JOBQ_OK ||
@@ -151,7 +154,8 @@ jobq_enqueue_batch(JobqConn *conn, const char *queue, size_t n,
 	if (conn == NULL)
 		return JOBQ_ERR;
 	jobq_clear_error(conn);
-	if (jobq_copy_opts(conn, "JobqEnqueueOpts", opts, &local, sizeof(local)) != JOBQ_OK)
+	if (jobq_copy_opts(conn, "JobqEnqueueOpts", opts, &local, enqueue_opts_sizes,
+					   lengthof(enqueue_opts_sizes)) != JOBQ_OK)
 		return JOBQ_ERR;
 	opts = &local;
 	if (jobq_check_queue(conn, queue) != JOBQ_OK ||

@@ -29,6 +29,9 @@
 #include <libpq-fe.h>
 
 #include "jobq-client.h"
+
+/* the number of elements of an array */
+#define lengthof(array) (sizeof(array) / sizeof((array)[0]))
 #include "jobq-common.h"
 
 #ifndef LIBPQ_HAS_PIPELINING
@@ -167,7 +170,18 @@ char	   *jobq_copy_json(JobqConn *conn, const char *what, const char *text,
 void		jobq_buf_array_elem(JobqBuf *b, const char *s, size_t len);
 int			jobq_parse_int64(JobqConn *conn, const char *s, int64_t *out);
 int			jobq_copy_opts(JobqConn *conn, const char *what, const void *given,
-						   void *local, size_t local_size);
+						   void *local, const size_t *sizes, size_t nsizes);
+
+/*
+ * The sizes each options struct had in a release that shipped it, oldest
+ * first, the current sizeof last.  Any other size is refused: a program
+ * that fills the struct by position (as 0.1.0's had no size field) puts
+ * its first value into size, and a size that ends inside a field would
+ * mix its bytes with the defaults.  A release that appends a field lists
+ * the old size as offsetof(struct, new_field) before sizeof.
+ */
+#define JOBQ_QUEUE_OPTS_SIZES	{ sizeof(JobqQueueOpts) }	/* 0.2.0 */
+#define JOBQ_ENQUEUE_OPTS_SIZES { sizeof(JobqEnqueueOpts) } /* 0.2.0 */
 const char *jobq_single_value(JobqConn *conn, const PGresult *res, int *ok);
 
 /* claim.c (the claim half of jobq_complete_and_claim in ack.c) */

@@ -63,10 +63,12 @@ static int
 queue_opt_values(JobqConn *conn, const JobqQueueOpts *given,
 				 char bufs[][32], const char **values)
 {
+	static const size_t sizes[] = JOBQ_QUEUE_OPTS_SIZES;
 	JobqQueueOpts opts = JOBQ_QUEUE_OPTS_INIT;
 	size_t		i;
 
-	if (jobq_copy_opts(conn, "JobqQueueOpts", given, &opts, sizeof(opts)) != JOBQ_OK)
+	if (jobq_copy_opts(conn, "JobqQueueOpts", given, &opts, sizes,
+					   lengthof(sizes)) != JOBQ_OK)
 		return JOBQ_ERR;
 	for (i = 0; i < NQUEUE_OPTS; i++)
 	{

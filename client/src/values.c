@@ -157,24 +157,28 @@ jobq_free(void *ptr)
  * jobq_copy_opts: copy the options struct the caller passed (NULL: none),
  * whose first field is its size (jobq-client.h, JobqQueueOpts), over
  * *local, which holds this library's defaults on entry: the fields past
- * the caller's size keep them, and local's size stays local_size.  A size
- * of 0 or one larger than local_size is refused: a setting would be
- * misread or ignored.
+ * the caller's size keep them.  sizes[] are the sizes the struct had in
+ * released headers (jobq-int.h), the last one this library's.  Any other
+ * size is refused: a setting would be misread or ignored.
  */
 int
 jobq_copy_opts(JobqConn *conn, const char *what, const void *given,
-			   void *local, size_t local_size)
+			   void *local, const size_t *sizes, size_t nsizes)
 {
+	size_t		local_size = sizes[nsizes - 1];
 	size_t		size;
+	size_t		i;
 
 	if (given == NULL)
 		return JOBQ_OK;
 	memcpy(&size, given, sizeof(size));
-	if (size <= sizeof(size_t))
+	for (i = 0; i < nsizes && sizes[i] != size; i++)
+		;
+	if (i == nsizes && size <= local_size)
 	{
 		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
-					   "%s.size is %zu: start the options from its INIT macro",
-					   what, size);
+					   "%s.size is %zu, the size of no released %s: start the options from its INIT macro (a struct filled by position puts its first value into size)",
+					   what, size, what);
 		return JOBQ_ERR;
 	}
 	if (size > local_size)

@@ -401,42 +401,38 @@ test_queues_admin(JobqConn *c)
 			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
 			  strstr(jobq_errmsg(c), "newer") != NULL);
 
-	test("queue opts of an older, shorter struct: fields past its size are unset");
+	test("queue opts of a size no release had (filled by position, 0.1.0 style): BAD_ARGUMENT");
 	{
-		JobqQueueOpts big = JOBQ_QUEUE_OPTS_INIT;
+		JobqQueueOpts pos = JOBQ_QUEUE_OPTS_INIT;
+		JobqQueueOpts odd = JOBQ_QUEUE_OPTS_INIT;
 		JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
-		JobqRows   *r;
 		int64_t		id = 0;
-		char		q[80];
 		int			ok;
 
-		snprintf(q, sizeof(q), "%.60s-old", qa);
-		/* a caller whose struct ends after lease_s; the rest is garbage */
-		memset(&big, 0x7f, sizeof(big));
-		big.size = offsetof(JobqQueueOpts, lease_s) + sizeof(int);
-		big.lease_s = 45;
-		test_cond(jobq_create_queue(c, q, &big) == JOBQ_OK &&
-				  queue_setting_is(c, q, "lease", "00:00:45") &&
-				  queue_setting_is(c, q, "max_attempts", "25") &&
-				  queue_setting_is(c, q, "notify", "t"));
-
-		test("enqueue opts: size 0 BAD_ARGUMENT; a shorter struct reads the rest unset");
-		eo.size = 0;
-		ok = jobq_enqueue(c, q, "{}", 2, &eo, &id) == JOBQ_ERR &&
+		/*
+		 * 0.1.0's struct had no size field, so {10, 1, 3600, ...} filled by
+		 * position puts the lease into size
+		 */
+		pos.size = 10;
+		ok = jobq_create_queue(c, "t-never", &pos) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			strstr(jobq_errmsg(c), "no released") != NULL;
+		pos.size = 32;
+		ok = ok && jobq_create_queue(c, "t-never", &pos) == JOBQ_ERR &&
 			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
-		memset(&eo, 0x7f, sizeof(eo));
+		odd.size = offsetof(JobqQueueOpts, lease_s) + 2;	/* inside a field */
+		ok = ok && jobq_alter_queue(c, qa, &odd) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		test_cond(ok && queue_setting_is(c, qa, "lease", "00:05:00"));
+
+		test("enqueue opts: size 0 or a size no release had: BAD_ARGUMENT, nothing enqueued");
+		eo.size = 0;
+		ok = jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
 		eo.size = offsetof(JobqEnqueueOpts, priority) + sizeof(int);
-		eo.delay_s = -1;
-		eo.run_at = NULL;
-		eo.priority = 7;
-		ok = ok && jobq_enqueue(c, q, "{}", 2, &eo, &id) == JOBQ_OK;
-		r = ok ? jobq_job_info(c, id) : NULL;
-		test_cond(ok && r != NULL &&
-				  strcmp(jobq_rows_get(r, 0, "priority"), "7") == 0 &&
-				  strcmp(jobq_rows_get(r, 0, "max_attempts"), "25") == 0 &&
-				  jobq_rows_get(r, 0, "dedupe_key") == NULL);
-		jobq_rows_free(r);
-		jobq_drop_queue(c, q, 1);
+		ok = ok && jobq_enqueue(c, qa, "{}", 2, &eo, &id) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		test_cond(ok && id == 0);
 	}
 
 	test("create_queue twice: SERVER 42710");
