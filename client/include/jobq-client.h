@@ -292,8 +292,9 @@ struct pg_conn *jobq_pgconn(JobqConn *conn);
  * struct the program was compiled with; always start from the macro.  The
  * library reads only the fields that size covers: a program built against
  * an older header, whose struct ends before a new field, gets that field
- * unset (its default).  A size of 0 (the struct not made with the macro)
- * or one larger than this library knows (the program was built against a
+ * unset (its default).  A size no released header had (0: the struct not
+ * made with the macro; a 0.1.0 positional initializer, whose first value
+ * lands in size) or one larger than this library knows (the program was built against a
  * newer header) is JOBQ_ERR_BAD_ARGUMENT, so no setting is ever ignored.
  * New fields are only ever appended.
  *
