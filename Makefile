@@ -14,6 +14,7 @@ OBJS = \
 	extension/limits.o \
 	extension/queues.o \
 	extension/queue_cache.o \
+	extension/grants.o \
 	extension/enqueue.o \
 	extension/insert_job.o \
 	extension/claim.o \

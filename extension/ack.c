@@ -347,6 +347,7 @@ jobq_complete(PG_FUNCTION_ARGS)
 	}
 
 	jobq_spi_connect();
+	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
 	any_history = jobq_any_history_queue();
 	/* the statement with history takes what the plain one did not */
 	done = plain_first(any_history) && complete_one_plain(values, any_history);
@@ -532,6 +533,7 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
+	jobq_check_jobs(values[0], JOBQ_PRIV_CLAIM);
 	any_history = jobq_any_history_queue();
 	accepted = palloc0(sizeof(bool) * n);
 	/* the statement with history takes what the plain one did not */
@@ -659,6 +661,7 @@ jobq_fail(PG_FUNCTION_ARGS)
 	values[6] = PG_GETARG_DATUM(4);
 
 	jobq_spi_connect();
+	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_FAIL_RETRY),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "fail (retry)");
@@ -728,6 +731,7 @@ jobq_extend(PG_FUNCTION_ARGS)
 	}
 
 	jobq_spi_connect();
+	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_EXTEND),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "extend");
@@ -763,6 +767,7 @@ jobq_release(PG_FUNCTION_ARGS)
 	values[1] = PG_GETARG_DATUM(1);
 
 	jobq_spi_connect();
+	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_RELEASE),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "release");

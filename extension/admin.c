@@ -145,6 +145,7 @@ jobq_retry(PG_FUNCTION_ARGS)
 	values[1] = TimestampTzGetDatum(jobq_now());
 
 	jobq_spi_connect();
+	jobq_check_job(values[0], JOBQ_PRIV_ADMIN);
 	moved = run_redrive(jobq_plan(&jobq_admin_statements, ST_RETRY_JOB), values);
 	jobq_spi_finish();
 	PG_RETURN_BOOL(moved > 0);
@@ -152,7 +153,8 @@ jobq_retry(PG_FUNCTION_ARGS)
 
 /*
  * require_queue_exists
- *	  42704 for an unknown queue (operator calls name existing queues).
+ *	  42704 for an unknown queue (operator calls name existing queues),
+ *	  42501 unless the caller holds admin on it (grants.c).
  */
 static void
 require_queue_exists(text *queue)
@@ -161,6 +163,7 @@ require_queue_exists(text *queue)
 
 	if (!jobq_queue_settings(queue, &settings))
 		jobq_queue_not_found(queue);
+	jobq_check_queue(queue, JOBQ_PRIV_ADMIN);
 }
 
 /*
@@ -204,6 +207,7 @@ jobq_cancel(PG_FUNCTION_ARGS)
 	values[1] = TimestampTzGetDatum(jobq_now());
 
 	jobq_spi_connect();
+	jobq_check_job(values[0], JOBQ_PRIV_ADMIN);
 	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_READY),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_INSERT, "cancel ready job");

@@ -413,6 +413,10 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	/* NB: a claim that finds nothing uses none, so a waiting claim keeps them */
 	values[5] = PointerGetDatum(claim_tokens(PG_GETARG_INT32(ARG_MAX_JOBS), &tokens_end));
 
+	/* every queue named, before anything is claimed */
+	for (int i = 0; i < n; i++)
+		jobq_check_queue(DatumGetTextPP(items[i]), JOBQ_PRIV_CLAIM);
+
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
 

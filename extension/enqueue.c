@@ -308,6 +308,7 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 	}
 
 	jobq_lock_queue_name(args.queue, ShareLock);
+	jobq_check_queue(args.queue, JOBQ_PRIV_ENQUEUE);
 
 	/*
 	 * The common case, a job without a dedupe key into a queue whose
@@ -441,6 +442,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_lock_queue_name(args.queue, ShareLock);
+	jobq_check_queue(args.queue, JOBQ_PRIV_ENQUEUE);
 	jobq_spi_connect();
 	read_queue_settings(&args);
 

@@ -69,34 +69,34 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" WHERE $2::text IS NULL OR q.name = $2"
 		" ORDER BY q.name",
 		2, {TIMESTAMPTZOID, TEXTOID}},
-	/* $1 id */
+	/* $1 id, $2 whether the caller reads payloads, results and errors */
 	[ST_JOB] = {"job",
-		"SELECT id, queue, state::text, payload, priority::integer, run_at, attempt,"
-		"  max_attempts, locked_until, worker, enqueued_at, claimed_at,"
-		"  NULL::timestamptz, dedupe_key, errors, NULL::jsonb"
+		"SELECT id, queue, state::text, CASE WHEN $2 THEN payload END, priority::integer,"
+		"  run_at, attempt, max_attempts, locked_until, worker, enqueued_at, claimed_at,"
+		"  NULL::timestamptz, dedupe_key, CASE WHEN $2 THEN errors END, NULL::jsonb"
 		" FROM jobq.jobs WHERE id = $1"
 		" UNION ALL"
-		" SELECT id, queue, state::text, payload, priority::integer, run_at, attempt,"
-		"  max_attempts, NULL::timestamptz, worker, enqueued_at, claimed_at,"
-		"  finished_at, dedupe_key, errors, result"
+		" SELECT id, queue, state::text, CASE WHEN $2 THEN payload END, priority::integer,"
+		"  run_at, attempt, max_attempts, NULL::timestamptz, worker, enqueued_at, claimed_at,"
+		"  finished_at, dedupe_key, CASE WHEN $2 THEN errors END, CASE WHEN $2 THEN result END"
 		" FROM jobq.history WHERE id = $1",
-		1, {INT8OID}},
-	/* $1 queue, $2 state or NULL, $3 max_rows, $4 now */
+		2, {INT8OID, BOOLOID}},
+	/* $1 queue, $2 state or NULL, $3 max_rows, $4 now, $5 whether the caller reads errors */
 	[ST_LIST] = {"list",
 		"SELECT * FROM ("
 		"  SELECT id,"
 		"    CASE WHEN state = 'ready' AND run_at > $4 THEN 'delayed'"
 		"         ELSE state::text END AS st,"
 		"    priority::integer, run_at, attempt, max_attempts, enqueued_at,"
-		"    NULL::timestamptz, errors -> -1 ->> 'error'"
+		"    NULL::timestamptz, CASE WHEN $5 THEN errors -> -1 ->> 'error' END"
 		"  FROM jobq.jobs WHERE queue = $1"
 		"  UNION ALL"
 		"  SELECT id, state::text, priority::integer, run_at, attempt, max_attempts,"
-		"    enqueued_at, finished_at, errors -> -1 ->> 'error'"
+		"    enqueued_at, finished_at, CASE WHEN $5 THEN errors -> -1 ->> 'error' END"
 		"  FROM jobq.history WHERE queue = $1) x"
 		" WHERE $2::text IS NULL OR x.st = $2"
 		" ORDER BY id LIMIT $3",
-		4, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID}},
+		5, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, BOOLOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -104,9 +104,24 @@ static SPIPlanPtr plans[NUM_STATEMENTS];
 const JobqStatements jobq_inspect_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
+ * require_inspect
+ *	  42704 for an unknown queue (0.1.0 returned no row), 42501 unless the
+ *	  caller may inspect it.  Inside SPI.
+ */
+static void
+require_inspect(text *queue)
+{
+	JobqQueueSettings settings;
+
+	if (!jobq_queue_settings(queue, &settings))
+		jobq_queue_not_found(queue);
+	jobq_check_queue(queue, JOBQ_PRIV_INSPECT);
+}
+
+/*
  * jobq_stats(queue) -> setof (queue, paused, ready, delayed, running,
  *		expired, dead, completed, cancelled, oldest_ready_age, stale_acks)
- *	  One row per queue (or for the named one; none if it does not exist).
+ *	  One row per queue the caller may inspect, or for the named one.
  *	  Counts are exact, so cost grows with the number of jobs: fine for a
  *	  dashboard refresh, not for a hot loop.
  */
@@ -130,34 +145,44 @@ jobq_stats(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
+	if (nulls[1] == ' ')
+		require_inspect(DatumGetTextPP(values[1]));
 	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_STATS),
 						  values, nulls, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "stats");
-	jobq_srf_put_spi(store, desc);
+	jobq_srf_put_spi_allowed(store, desc, 1, JOBQ_PRIV_INSPECT, false);
 	jobq_spi_finish();
 	return (Datum) 0;
 }
 
 /*
  * jobq_job(id) -> setof (everything about one job)
- *	  The job wherever it is, live or in history; no row when unknown.  The
- *	  claim token is not shown: whoever reads it could complete the job.
+ *	  The job wherever it is, live or in history; no row when unknown, or
+ *	  when the caller may not inspect its queue.  The claim token is not
+ *	  shown: whoever reads it could complete the job.  Payload, errors and
+ *	  result are NULL for a caller without jobq_reader (grants.c).
  */
 Datum
 jobq_job(PG_FUNCTION_ARGS)
 {
-	Datum		id;
+	Datum		args[2];
 	TupleDesc	desc;
 	Tuplestorestate *store;
 	int			rc;
 
 	jobq_require(fcinfo, 0, "id");
-	id = PG_GETARG_DATUM(0);
+	args[0] = PG_GETARG_DATUM(0);
+	args[1] = BoolGetDatum(jobq_caller_reads_payloads());
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
+	if (!jobq_job_allowed(args[0], JOBQ_PRIV_INSPECT))
+	{
+		jobq_spi_finish();
+		return (Datum) 0;
+	}
 	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_JOB),
-						  &id, NULL, true, 0);
+						  args, NULL, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "job");
 	jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();
@@ -169,12 +194,13 @@ jobq_job(PG_FUNCTION_ARGS)
  *		attempt, max_attempts, enqueued_at, finished_at, last_error)
  *	  Jobs of a queue in id order, optionally of one state (ready, delayed,
  *	  running, completed, dead, cancelled), at most max_rows (1..10000).
+ *	  last_error is NULL for a caller without jobq_reader.
  */
 Datum
 jobq_list(PG_FUNCTION_ARGS)
 {
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	TupleDesc	desc;
 	Tuplestorestate *store;
 	int			rc;
@@ -202,9 +228,11 @@ jobq_list(PG_FUNCTION_ARGS)
 	jobq_check_int_range(PG_GETARG_INT32(2), "max_rows", 1, JOBQ_LIST_MAX_ROWS);
 	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(2));
 	values[3] = TimestampTzGetDatum(jobq_now());
+	values[4] = BoolGetDatum(jobq_caller_reads_payloads());
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
+	require_inspect(DatumGetTextPP(values[0]));
 	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_LIST),
 						  values, nulls, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "list");

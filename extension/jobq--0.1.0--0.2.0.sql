@@ -200,6 +200,87 @@ COMMENT ON FUNCTION @extschema@.jobq_complete_batch_positions(bigint[], uuid[], 
 
 
 /* ========================================================================
+ * Trust boundaries: who reads payloads, per-queue privileges (issue 13).
+ *
+ * jobq_reader: reading payloads, results and error texts (jobq_job,
+ * jobq_list) is its own role, granted to jobq_admin; jobq_monitor sees
+ * counts and job metadata only (those columns are NULL for it).  Created
+ * like the other roles: only when missing, checked by the install checks.
+ *
+ * jobq.queue_grants: per-queue privileges (enqueue, claim, inspect,
+ * admin), checked inside the functions (grants.c).  While the table is
+ * empty every role may use every queue, as in 0.1.0.  A grant goes with
+ * its queue (ON DELETE CASCADE); a role is kept as regrole, so that a dump
+ * writes its name.  The statement trigger is the one of jobq.queues: it
+ * makes every backend forget whether grants exist.
+ * ======================================================================== */
+
+DO $reader$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles
+                   WHERE rolname OPERATOR(pg_catalog.=) 'jobq_reader') THEN
+        CREATE ROLE jobq_reader NOLOGIN;
+    END IF;
+END
+$reader$;
+GRANT jobq_reader TO jobq_admin;
+
+CREATE TABLE jobq.queue_grants (
+    queue     text NOT NULL REFERENCES jobq.queues (name) ON DELETE CASCADE,
+    grantee   pg_catalog.regrole NOT NULL,
+    privilege text NOT NULL
+        CHECK (privilege OPERATOR(pg_catalog.=) ANY (ARRAY['enqueue', 'claim', 'inspect', 'admin'])),
+    PRIMARY KEY (queue, grantee, privilege)
+);
+ALTER TABLE jobq.queue_grants OWNER TO jobq_owner;
+REVOKE ALL ON TABLE jobq.queue_grants FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('jobq.queue_grants'::pg_catalog.regclass, '');
+
+CREATE TRIGGER queue_grants_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON jobq.queue_grants
+    FOR EACH STATEMENT EXECUTE FUNCTION jobq.queues_changed();
+ALTER TABLE jobq.queue_grants ENABLE ALWAYS TRIGGER queue_grants_changed;
+
+CREATE FUNCTION @extschema@.jobq_grant(queue text, role text, privilege text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'jobq_grant'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_revoke(queue text, role text, privilege text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'jobq_revoke'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_grants(queue text DEFAULT NULL)
+RETURNS TABLE (queue text, role text, privilege text)
+AS 'MODULE_PATHNAME', 'jobq_grants'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_grant(text, text, text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_revoke(text, text, text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_grants(text) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_grant(text, text, text),
+    @extschema@.jobq_revoke(text, text, text), @extschema@.jobq_grants(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_grant(text, text, text),
+    @extschema@.jobq_revoke(text, text, text) TO jobq_admin;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_grants(text) TO jobq_monitor, jobq_admin;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_job(bigint),
+    @extschema@.jobq_list(text, text, integer) TO jobq_reader;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_server_version(), @extschema@.jobq_limits()
+TO jobq_reader;
+
+COMMENT ON FUNCTION @extschema@.jobq_grant(text, text, text) IS
+    'Grants a role a privilege (enqueue, claim, inspect, admin) on one queue; the first grant turns per-queue checks on.';
+COMMENT ON FUNCTION @extschema@.jobq_revoke(text, text, text) IS
+    'Revokes a per-queue privilege granted with jobq_grant.';
+COMMENT ON FUNCTION @extschema@.jobq_grants(text) IS
+    'Lists the per-queue privileges, of one queue or of all.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

@@ -157,6 +157,7 @@ extern const JobqStatements jobq_ack_statements;
 extern const JobqStatements jobq_admin_statements;
 extern const JobqStatements jobq_claim_statements;
 extern const JobqStatements jobq_enqueue_statements;
+extern const JobqStatements jobq_grants_statements;
 extern const JobqStatements jobq_inspect_statements;
 extern const JobqStatements jobq_pop_statements;
 extern const JobqStatements jobq_queue_cache_statements;
@@ -189,6 +190,25 @@ extern text *jobq_worker_arg(FunctionCallInfo fcinfo, int argno);
 extern TimestampTz jobq_add_interval(TimestampTz t, const Interval *span);
 extern TimestampTz jobq_now(void);
 extern char *jobq_name_list(const char *const *names, int n, const char *conjunction);
+
+/* grants.c */
+typedef enum JobqQueuePriv
+{
+	JOBQ_PRIV_ENQUEUE,
+	JOBQ_PRIV_CLAIM,
+	JOBQ_PRIV_INSPECT,
+	JOBQ_PRIV_ADMIN
+} JobqQueuePriv;
+
+extern bool jobq_queue_allowed(text *queue, JobqQueuePriv priv);
+extern void jobq_check_queue(text *queue, JobqQueuePriv priv);
+extern bool jobq_job_allowed(Datum id, JobqQueuePriv priv);
+extern void jobq_check_job(Datum id, JobqQueuePriv priv);
+extern void jobq_check_jobs(Datum ids, JobqQueuePriv priv);
+extern void jobq_srf_put_spi_allowed(Tuplestorestate *store, TupleDesc desc, int col,
+									 JobqQueuePriv priv, bool by_name);
+extern bool jobq_caller_reads_payloads(void);
+extern void jobq_grants_inval(Oid relid);
 
 /* queue_cache.c */
 typedef struct JobqQueueSettings

@@ -100,6 +100,7 @@ jobq_pop(PG_FUNCTION_ARGS)
 	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
 	jobq_check_int_range(PG_GETARG_INT32(ARG_MAX_JOBS), "max_jobs", 1, JOBQ_CLAIM_MAX);
 
+	jobq_check_queue(queue, JOBQ_PRIV_CLAIM);
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
 	if (!jobq_queue_settings(queue, &settings) || settings.paused)

@@ -138,12 +138,14 @@ const JobqStatements jobq_queue_cache_statements = {statements, NUM_STATEMENTS, 
  *	  every cache is reset (e.g. after the invalidation queue overflowed).
  *	  It may run inside any catalog access, so it only drops the table.
  *	  It also serves insert_job.c (a backend has few callback slots), whose
- *	  direct insert runs only after a lookup here registered it.
+ *	  direct insert runs only after a lookup here registered it, and
+ *	  grants.c, which registers it through jobq_queues_relid.
  */
 static void
 queue_cache_inval(Datum arg, Oid relid)
 {
 	jobq_insert_job_inval(relid);
+	jobq_grants_inval(relid);
 
 	/* while jobq.queues is not resolved, any table may be it */
 	if (relid != InvalidOid && queues_relid != InvalidOid && relid != queues_relid)

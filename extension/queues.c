@@ -318,6 +318,7 @@ lock_queue(text *queue, Datum *values)
 	jobq_spi_check(rc, SPI_OK_SELECT, "lock queue");
 	if (SPI_processed == 0)
 		jobq_queue_not_found(queue);
+	jobq_check_queue(queue, JOBQ_PRIV_ADMIN);
 	/* column 1 is the name, column i + 1 the setting of argument i */
 	for (int i = 1; i < NUM_ARGS; i++)
 	{
@@ -432,6 +433,7 @@ set_paused(text *queue, bool paused)
 	bool		isnull;
 
 	jobq_spi_connect();
+	jobq_check_queue(queue, JOBQ_PRIV_ADMIN);
 	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_SET_PAUSED),
 						  args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "pause queue");
@@ -487,7 +489,7 @@ jobq_queues(PG_FUNCTION_ARGS)
 	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_QUEUES),
 						  NULL, NULL, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "list queues");
-	jobq_srf_put_spi_by_name(store, desc);
+	jobq_srf_put_spi_allowed(store, desc, 1, JOBQ_PRIV_INSPECT, true);
 	jobq_spi_finish();
 	return (Datum) 0;
 }

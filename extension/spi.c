@@ -46,6 +46,7 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_admin_statements,
 	&jobq_claim_statements,
 	&jobq_enqueue_statements,
+	&jobq_grants_statements,
 	&jobq_inspect_statements,
 	&jobq_pop_statements,
 	&jobq_queue_cache_statements,

@@ -218,6 +218,15 @@ jobq_sweep(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
+	if (queue != NULL)
+	{
+		JobqQueueSettings settings;
+
+		/* 42704 like the other operator calls (0.1.0 returned zeros) */
+		if (!jobq_queue_settings(queue, &settings))
+			jobq_queue_not_found(queue);
+		jobq_check_queue(queue, JOBQ_PRIV_CLAIM);
+	}
 	jobq_sweep_run(queue, PG_GETARG_INT32(1), counts);
 	for (int i = 0; i < 3; i++)
 		out[i] = Int64GetDatum(counts[i]);

@@ -4,9 +4,13 @@
 -- or the SQLSTATE of any other error. Expected (doc/operations.md, "Roles and privileges"):
 -- producer: enqueue, enqueue_batch, stats; worker: claim, pop, complete,
 -- complete_batch, fail, extend, release, sweep; monitor: stats, job, list,
--- queues (and wait_stats); admin: everything (queue management, retry,
--- cancel, purge, plus the three others); all four: limits, server_version. Nobody,
--- not even admin, may touch the tables. The catalog view (has_function_privilege) must agree.
+-- queues (and wait_stats); reader: job and list (with payloads, results
+-- and error texts, which monitor sees as NULL); admin: everything (queue
+-- management, retry, cancel, purge, grant, revoke, plus the four others);
+-- all five: limits, server_version. Nobody, not even admin, may touch the
+-- tables. The catalog view (has_function_privilege) must agree. Then the
+-- per-queue privileges (jobq_grant): roles limited to one queue, tried on
+-- their queue and on another.
 \set VERBOSITY terse
 SET client_min_messages = warning;
 
@@ -15,6 +19,7 @@ CREATE ROLE regress_jobq_producer IN ROLE jobq_producer;
 CREATE ROLE regress_jobq_worker IN ROLE jobq_worker;
 CREATE ROLE regress_jobq_monitor IN ROLE jobq_monitor;
 CREATE ROLE regress_jobq_admin IN ROLE jobq_admin;
+CREATE ROLE regress_jobq_reader IN ROLE jobq_reader;
 
 SELECT jobq_create_queue('prv');
 SELECT jobq_enqueue('prv', '{"p": 1}') > 0 AS ok;
@@ -42,7 +47,7 @@ INSERT INTO regress_priv_calls VALUES
  (9, 'release', 'jobq_release(bigint,uuid)',
      $$SELECT jobq_release(0, gen_random_uuid())$$),
  (10, 'sweep', 'jobq_sweep(text,integer)',
-     $$SELECT jobq_sweep('prv-none')$$),
+     $$SELECT jobq_sweep('prv')$$),
  (11, 'stats', 'jobq_stats(text)',
      $$SELECT jobq_stats('prv')$$),
  (12, 'job', 'jobq_job(bigint)',
@@ -89,7 +94,14 @@ INSERT INTO regress_priv_calls VALUES
  -- the statement texts, for tests: internal, no role may call it
  (36, '_statement', 'jobq._statement(text)', $$SELECT jobq._statement('claim_one')$$),
  (37, 'complete_batch_positions', 'jobq_complete_batch_positions(bigint[],uuid[],jsonb[])',
-     $$SELECT jobq_complete_batch_positions(ARRAY[0]::bigint[], ARRAY[gen_random_uuid()])$$);
+     $$SELECT jobq_complete_batch_positions(ARRAY[0]::bigint[], ARRAY[gen_random_uuid()])$$),
+ -- per-queue privileges: admin grants and revokes (in this order, so the
+ -- matrix runs without per-queue checks), monitor and admin list them
+ (38, 'grant', 'jobq_grant(text,text,text)',
+     $$SELECT jobq_grant('prv', 'regress_jobq_nobody', 'inspect')$$),
+ (39, 'revoke', 'jobq_revoke(text,text,text)',
+     $$SELECT jobq_revoke('prv', 'regress_jobq_nobody', 'inspect')$$),
+ (40, 'grants', 'jobq_grants(text)', $$SELECT jobq_grants()$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
@@ -128,6 +140,8 @@ SET ROLE regress_jobq_monitor;
 SELECT regress_priv_try();
 SET ROLE regress_jobq_admin;
 SELECT regress_priv_try();
+SET ROLE regress_jobq_reader;
+SELECT regress_priv_try();
 RESET ROLE;
 
 SELECT c.label,
@@ -135,7 +149,8 @@ SELECT c.label,
        max(r.outcome) FILTER (WHERE r.role = 'regress_jobq_producer') AS producer,
        max(r.outcome) FILTER (WHERE r.role = 'regress_jobq_worker') AS worker,
        max(r.outcome) FILTER (WHERE r.role = 'regress_jobq_monitor') AS monitor,
-       max(r.outcome) FILTER (WHERE r.role = 'regress_jobq_admin') AS admin
+       max(r.outcome) FILTER (WHERE r.role = 'regress_jobq_admin') AS admin,
+       max(r.outcome) FILTER (WHERE r.role = 'regress_jobq_reader') AS reader
 FROM regress_priv_calls c JOIN regress_priv_results r USING (n)
 GROUP BY c.n, c.label ORDER BY c.n;
 
@@ -180,8 +195,151 @@ RESET SESSION AUTHORIZATION;
 SELECT prosecdef, has_function_privilege('regress_jobq_nobody', oid, 'EXECUTE') AS nobody_execute
 FROM pg_proc WHERE oid = 'jobq_claim(text, text, integer, interval, interval)'::regprocedure;
 
+-- Payloads, results and error texts are jobq_reader's (issue 13): the
+-- monitor sees counts and job metadata, NULL in their place
+SELECT jobq_create_queue('prv-pay', backoff_base => '0');
+SELECT jobq_enqueue('prv-pay', '{"secret": "payload"}') AS pay_id \gset
+SELECT jobq_fail(id, token, 'secret error') FROM jobq_claim('prv-pay');
+SELECT jobq_complete(id, token, '{"secret": "result"}') FROM jobq_claim('prv-pay');
+SET ROLE regress_jobq_monitor;
+SELECT state, attempt, payload, errors, result FROM jobq_job(:pay_id);
+SELECT state, attempt, last_error FROM jobq_list('prv-pay');
+SET ROLE regress_jobq_reader;
+SELECT state, payload, errors -> 0 ->> 'error' AS error, result FROM jobq_job(:pay_id);
+SELECT state, last_error FROM jobq_list('prv-pay');
+SET ROLE regress_jobq_admin;
+SELECT payload, result FROM jobq_job(:pay_id);
+RESET ROLE;
+SELECT jobq_drop_queue('prv-pay', force => true);
+
+-- Per-queue privileges (jobq_grant). Each role below is a member of the
+-- jobq roles its calls need, and limited to queue pq-a by its grant;
+-- regress_pq_none has the jobq roles and no queue grant; a queue admin
+-- holds admin on pq-a and EXECUTE on jobq_pause, granted directly.
+-- Every call is tried on pq-a and on pq-b (or on a job of each), the acks
+-- with the running job's real token.
+SELECT jobq_create_queue('pq-a'), jobq_create_queue('pq-b');
+CREATE ROLE regress_pq_worker IN ROLE jobq_worker;
+CREATE ROLE regress_pq_producer IN ROLE jobq_producer;
+CREATE ROLE regress_pq_monitor IN ROLE jobq_monitor, jobq_reader;
+CREATE ROLE regress_pq_qadmin;
+GRANT EXECUTE ON FUNCTION jobq_pause(text), jobq_resume(text) TO regress_pq_qadmin;
+CREATE ROLE regress_pq_none IN ROLE jobq_worker, jobq_producer, jobq_monitor;
+-- before the first grant every role uses every queue, as in 0.1.0
+SET ROLE regress_pq_worker;
+SELECT count(*) AS claimed_b FROM jobq_claim('pq-b');
+RESET ROLE;
+SELECT jobq_grant('pq-a', 'regress_pq_worker', 'claim') AS worker,
+       jobq_grant('pq-a', 'regress_pq_producer', 'enqueue') AS producer,
+       jobq_grant('pq-a', 'regress_pq_monitor', 'inspect') AS monitor,
+       jobq_grant('pq-a', 'regress_pq_qadmin', 'admin') AS qadmin;
+SELECT jobq_grant('pq-a', 'regress_pq_worker', 'claim') AS granted_again;
+\set VERBOSITY sqlstate
+SELECT jobq_grant('pq-a', 'regress_no_such_role', 'claim');
+SELECT jobq_grant('pq-a', 'regress_pq_worker', 'read');
+SELECT jobq_grant('pq-none', 'regress_pq_worker', 'claim');
+SELECT jobq_grant('pq-a', NULL, 'claim');
+\set VERBOSITY terse
+SELECT * FROM jobq_grants();
+-- per queue: a running job (its token known here) and ready ones
+CREATE TABLE regress_pq_jobs (queue text, id bigint, token uuid);
+GRANT SELECT ON regress_pq_jobs TO PUBLIC;
+SELECT count(*) FROM (SELECT jobq_enqueue(q, '{}'), jobq_enqueue(q, '{}', dedupe_key => 'k')
+                      FROM unnest(ARRAY['pq-a', 'pq-b']) q) e;
+INSERT INTO regress_pq_jobs SELECT queue, id, token FROM jobq_claim('pq-a');
+INSERT INTO regress_pq_jobs SELECT queue, id, token FROM jobq_claim('pq-b');
+SELECT count(*) FROM (SELECT jobq_enqueue(q, '{}') FROM unnest(ARRAY['pq-a', 'pq-b', 'pq-a', 'pq-b']) q) e;
+
+DELETE FROM regress_priv_calls;
+DELETE FROM regress_priv_results;
+INSERT INTO regress_priv_calls VALUES
+ (1, 'enqueue a', NULL, $$SELECT jobq_enqueue('pq-a', '{}')$$),
+ (2, 'enqueue b', NULL, $$SELECT jobq_enqueue('pq-b', '{}')$$),
+ (3, 'enqueue_batch b', NULL, $$SELECT jobq_enqueue_batch('pq-b', ARRAY['{}']::jsonb[])$$),
+ (4, 'dedupe probe b', NULL, $$SELECT jobq_enqueue('pq-b', '{}', dedupe_key => 'k')$$),
+ (5, 'claim a', NULL, $$SELECT jobq_claim('pq-a')$$),
+ (6, 'claim b', NULL, $$SELECT jobq_claim('pq-b')$$),
+ (7, 'claim [a, b]', NULL, $$SELECT jobq_claim(ARRAY['pq-a', 'pq-b'])$$),
+ (8, 'pop b', NULL, $$SELECT jobq_pop('pq-b')$$),
+ (9, 'extend a', NULL, $$SELECT jobq_extend(id, token) FROM regress_pq_jobs WHERE queue = 'pq-a'$$),
+ (10, 'extend b', NULL, $$SELECT jobq_extend(id, token) FROM regress_pq_jobs WHERE queue = 'pq-b'$$),
+ (11, 'fail b', NULL, $$SELECT jobq_fail(id, token, 'x', retry_in => '1 hour') FROM regress_pq_jobs WHERE queue = 'pq-b'$$),
+ (12, 'release b', NULL, $$SELECT jobq_release(id, token) FROM regress_pq_jobs WHERE queue = 'pq-b'$$),
+ (13, 'complete b', NULL, $$SELECT jobq_complete(id, token) FROM regress_pq_jobs WHERE queue = 'pq-b'$$),
+ (14, 'complete_batch b', NULL, $$SELECT jobq_complete_batch(ARRAY[id], ARRAY[token]) FROM regress_pq_jobs WHERE queue = 'pq-b'$$),
+ (15, 'sweep a', NULL, $$SELECT jobq_sweep('pq-a')$$),
+ (16, 'sweep b', NULL, $$SELECT jobq_sweep('pq-b')$$),
+ (17, 'sweep all', NULL, $$SELECT jobq_sweep()$$),
+ (18, 'stats a', NULL, $$SELECT jobq_stats('pq-a')$$),
+ (19, 'stats b', NULL, $$SELECT jobq_stats('pq-b')$$),
+ (20, 'list a', NULL, $$SELECT jobq_list('pq-a')$$),
+ (21, 'list b', NULL, $$SELECT jobq_list('pq-b')$$),
+ (22, 'pause a', NULL, $$SELECT jobq_pause('pq-a'), jobq_resume('pq-a')$$),
+ (23, 'pause b', NULL, $$SELECT jobq_pause('pq-b'), jobq_resume('pq-b')$$);
+SET ROLE regress_pq_producer;
+SELECT regress_priv_try();
+SET ROLE regress_pq_worker;
+SELECT regress_priv_try();
+SET ROLE regress_pq_monitor;
+SELECT regress_priv_try();
+SET ROLE regress_pq_qadmin;
+SELECT regress_priv_try();
+SET ROLE regress_pq_none;
+SELECT regress_priv_try();
+RESET ROLE;
+SELECT c.label,
+       max(r.outcome) FILTER (WHERE r.role = 'regress_pq_producer') AS producer,
+       max(r.outcome) FILTER (WHERE r.role = 'regress_pq_worker') AS worker,
+       max(r.outcome) FILTER (WHERE r.role = 'regress_pq_monitor') AS monitor,
+       max(r.outcome) FILTER (WHERE r.role = 'regress_pq_qadmin') AS qadmin,
+       max(r.outcome) FILTER (WHERE r.role = 'regress_pq_none') AS no_grant
+FROM regress_priv_calls c JOIN regress_priv_results r USING (n)
+GROUP BY c.n, c.label ORDER BY c.n;
+-- the refusals changed nothing: pq-b's running job is still running
+-- with its token (nobody extended, failed, released or completed it)
+SELECT j.state, j.token = r.token AS same_token
+FROM regress_pq_jobs r, jobq.jobs j WHERE j.id = r.id AND r.queue = 'pq-b';
+-- lists leave out other queues' rows; a job of another queue is not shown
+SET ROLE regress_pq_monitor;
+SELECT queue FROM jobq_stats() WHERE queue LIKE 'pq-%';
+SELECT queue FROM jobq_queues() WHERE queue LIKE 'pq-%';
+SELECT queue, privilege FROM jobq_grants();
+SELECT count(*) AS job_a FROM jobq_job((SELECT id FROM regress_pq_jobs WHERE queue = 'pq-a'));
+SELECT count(*) AS job_b FROM jobq_job((SELECT id FROM regress_pq_jobs WHERE queue = 'pq-b'));
+\set VERBOSITY default
+SELECT jobq_claim('pq-b');
+SET ROLE regress_pq_worker;
+SELECT jobq_claim('pq-b');
+\set VERBOSITY terse
+-- a member of jobq_admin passes every check
+SET ROLE regress_jobq_admin;
+SELECT count(*) AS admin_stats FROM jobq_stats() WHERE queue LIKE 'pq-%';
+SELECT jobq_extend(id, token) IS NOT NULL AS admin_extends_b FROM regress_pq_jobs WHERE queue = 'pq-b';
+RESET ROLE;
+-- a revoke takes one grant away; the others stay in force
+SELECT jobq_revoke('pq-a', 'regress_pq_worker', 'claim') AS revoked,
+       jobq_revoke('pq-a', 'regress_pq_worker', 'claim') AS revoked_again;
+SELECT count(*) AS grants_left FROM jobq_grants();
+SET ROLE regress_pq_worker;
+\set VERBOSITY sqlstate
+SELECT jobq_extend(id, token) IS NOT NULL AS still_limited FROM regress_pq_jobs WHERE queue = 'pq-b';
+\set VERBOSITY terse
+RESET ROLE;
+-- a dropped queue takes its grants along; with none left anywhere, every
+-- role uses every queue again
+SELECT jobq_drop_queue('pq-a', force => true);
+SELECT count(*) AS grants_left FROM jobq_grants();
+SET ROLE regress_pq_worker;
+SELECT jobq_extend(id, token) IS NOT NULL AS default_again FROM regress_pq_jobs WHERE queue = 'pq-b';
+RESET ROLE;
+SELECT jobq_drop_queue('pq-b', force => true);
+DROP TABLE regress_pq_jobs;
+REVOKE EXECUTE ON FUNCTION jobq_pause(text), jobq_resume(text) FROM regress_pq_qadmin;
+DROP ROLE regress_pq_worker, regress_pq_producer, regress_pq_monitor, regress_pq_qadmin,
+          regress_pq_none;
+
 DROP FUNCTION regress_priv_try();
 DROP TABLE regress_priv_calls, regress_priv_results;
 SELECT jobq_drop_queue('prv', force => true);
 DROP ROLE regress_jobq_nobody, regress_jobq_producer, regress_jobq_worker,
-          regress_jobq_monitor, regress_jobq_admin;
+          regress_jobq_monitor, regress_jobq_admin, regress_jobq_reader;

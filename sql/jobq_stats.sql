@@ -12,8 +12,10 @@ SELECT jobq_create_queue('sta-empty');
 SELECT queue, paused, ready, delayed, running, expired, dead, completed, cancelled,
        oldest_ready_age, stale_acks
 FROM jobq_stats('sta-empty');
--- unknown queue: no row
+-- unknown queue: 42704, as in every operator call (0.1.0 returned no row)
+\set VERBOSITY sqlstate
 SELECT count(*) AS unknown FROM jobq_stats('sta-missing');
+\set VERBOSITY terse
 
 -- one job in every state
 SELECT jobq_enqueue('sta', '{"s": "completed"}') AS jcomp \gset
@@ -81,10 +83,16 @@ SELECT array_agg(id - :jcomp) AS first_two FROM jobq_list('sta', max_rows => 2);
 SELECT count(*) FROM jobq_list('sta', max_rows => 0);
 SELECT count(*) FROM jobq_list('sta', max_rows => 10001);
 SELECT count(*) FROM jobq_list('sta', max_rows => 10000);
--- unknown queue: empty
+-- unknown queue: 42704 (0.1.0 returned no row); and jobq_sweep of one
+-- (0.1.0 returned zeros)
+\set VERBOSITY sqlstate
 SELECT count(*) AS unknown FROM jobq_list('sta-missing');
+SELECT * FROM jobq_sweep('sta-missing');
+\set VERBOSITY terse
 
 -- after a sweep, expired is counted as dead (max_attempts 1)
 SELECT * FROM jobq_sweep('sta');
+-- jobq_sweep(NULL) sweeps every queue: one row, the totals (nothing left here)
+SELECT * FROM jobq_sweep(NULL);
 SELECT ready, delayed, running, expired, dead, completed, cancelled, stale_acks FROM jobq_stats('sta');
 SELECT jobq_drop_queue('sta', force => true), jobq_drop_queue('sta-empty', force => true);
