@@ -624,9 +624,10 @@ JobqJob    *jobq_joblist_take(JobqJobList *list, size_t i);
  * retry, cancel, purge: jobq_admin)
  * ---------------------------------------------------------------------- */
 
-/* jobq_stats: one row per queue (queue NULL = all, unknown queue = no
- * row): queue, paused, ready, delayed, running, expired, dead, completed,
- * cancelled, oldest_ready_age, stale_acks. */
+/* jobq_stats: one row per queue (queue NULL = all): queue, paused, ready,
+ * delayed, running, expired, dead, completed, cancelled, oldest_ready_age,
+ * stale_acks.  Unknown queue: NULL with JOBQ_ERR_NOT_FOUND (a 0.2.0
+ * server; 0.1.0 returned no row).  jobq_list likewise. */
 JobqRows   *jobq_stats(JobqConn *conn, const char *queue);
 
 /* jobq_job_info: everything about one job, live or finished, as one row

@@ -1121,13 +1121,14 @@ test_lifecycle(JobqConn *c)
 		test_cond(jobq_sweep(c, NULL, 10, &r, &d, &p) == JOBQ_OK && r >= 0 && d >= 0 && p >= 0);
 	}
 
-	test("stats: all queues; unknown queue gives no row");
+	test("stats: all queues; unknown queue: NOT_FOUND (42704)");
 	{
 		JobqRows   *all = jobq_stats(c, NULL);
 		JobqRows   *none = jobq_stats(c, "t-no-such-queue");
+		int			not_found = none == NULL && failed_with(c, JOBQ_ERR_NOT_FOUND, "42704");
 		char	   *js = jobq_rows_json(all);
 
-		test_cond(all && jobq_rows_count(all) >= 4 && none && jobq_rows_count(none) == 0 &&
+		test_cond(all && jobq_rows_count(all) >= 4 && not_found &&
 				  jobq_rows_colindex(all, "oldest_ready_age") >= 0 &&
 				  jobq_rows_colindex(all, "nope") == -1 &&
 				  jobq_rows_ncols(all) == 11 &&
