@@ -59,9 +59,6 @@ extern char *jobq_sweeper_databases;
 extern int	jobq_sweep_interval_ms;
 extern int	jobq_sweep_batch_size;
 
-/* queue name locks one transaction may hold (queues.c) */
-#define JOBQ_QUEUE_LOCKS_PER_XACT	1000
-
 /*
  * wake.c: a queue the current transaction made jobs ready in, for the
  * relay and the waiting claims to hear of at commit

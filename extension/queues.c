@@ -496,10 +496,42 @@ jobq_queues(PG_FUNCTION_ARGS)
 
 /*
  * How many queue name locks this transaction took (and which transaction
- * that is): at most JOBQ_QUEUE_LOCKS_PER_XACT, see jobq_lock_queue_name.
+ * that is): at most JOBQ_QUEUES_PER_XACT_MAX, see jobq_lock_queue_name.
+ * An upper bound: a rolled-back subtransaction releases the locks it took
+ * but does not lower the count, so at the limit the locks really held are
+ * counted again (held_queue_locks).
  */
 static int	xact_queue_locks = 0;
 static LocalTransactionId xact_queue_locks_lxid = InvalidLocalTransactionId;
+
+/*
+ * held_queue_locks
+ *	  How many queue name locks (object locks of class relid in this
+ *	  database) this backend holds.  Reads the whole lock table, as
+ *	  pg_locks does, so it runs only when the count above reaches the
+ *	  limit; a loop of savepoints rolled back pays it once per
+ *	  JOBQ_QUEUES_PER_XACT_MAX locks.
+ */
+static int
+held_queue_locks(Oid relid)
+{
+	LockData   *data = GetLockStatusData();
+	int			n = 0;
+
+	for (int i = 0; i < data->nelements; i++)
+	{
+		LockInstanceData *l = &data->locks[i];
+
+		if (l->pid == MyProcPid && l->holdMask != 0 &&
+			l->locktag.locktag_type == LOCKTAG_OBJECT &&
+			l->locktag.locktag_field1 == MyDatabaseId &&
+			l->locktag.locktag_field2 == relid)
+			n++;
+	}
+	pfree(data->locks);
+	pfree(data);
+	return n;
+}
 
 /*
  * jobq_lock_queue_name
@@ -525,7 +557,7 @@ static LocalTransactionId xact_queue_locks_lxid = InvalidLocalTransactionId;
  *	  The lock lives to the end of the transaction; it cannot be released
  *	  at the end of the enqueue's statement, because a drop that got it
  *	  then would not see the uncommitted job and would leave it behind.  So
- *	  a transaction takes at most JOBQ_QUEUE_LOCKS_PER_XACT of them: past
+ *	  a transaction takes at most JOBQ_QUEUES_PER_XACT_MAX of them: past
  *	  that (54000), before the shared lock table runs out for everyone.
  *
  *	  Taken before the statement that reads the queue, so that statement's
@@ -554,12 +586,15 @@ jobq_lock_queue_name(text *queue, int mode)
 		Oid			now;
 
 		SET_LOCKTAG_OBJECT(tag, MyDatabaseId, relid, h, 0);
-		if (xact_queue_locks >= JOBQ_QUEUE_LOCKS_PER_XACT &&
+		if (xact_queue_locks >= JOBQ_QUEUES_PER_XACT_MAX &&
+			!LockHeldByMe(&tag, mode))
+			xact_queue_locks = held_queue_locks(relid);
+		if (xact_queue_locks >= JOBQ_QUEUES_PER_XACT_MAX &&
 			!LockHeldByMe(&tag, mode))
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("jobq: a transaction may use at most %d queues",
-							JOBQ_QUEUE_LOCKS_PER_XACT),
+							JOBQ_QUEUES_PER_XACT_MAX),
 					 errdetail("Each queue a transaction enqueues into holds a lock until it ends."),
 					 errhint("Commit before enqueueing into more queues.")));
 		res = LockAcquire(&tag, mode, false, false);

@@ -241,6 +241,11 @@ jobq_send_notify(const char *queue, int len)
 /*
  * relay_detach
  *	  The relay exits: producers notify by themselves from now on.
+ *
+ * NB: only while the slot is still ours.  A sweeper told to stop may
+ * outlive the launcher's restart delay, and its successor for the same
+ * database has attached to the slot by then; clearing it would send every
+ * producer back to its own NOTIFY.
  */
 static void
 relay_detach(int code, Datum arg)
@@ -248,10 +253,13 @@ relay_detach(int code, Datum arg)
 	JobqRelay  *r = &relays[my_relay];
 
 	LWLockAcquire(r->lock, LW_EXCLUSIVE);
-	r->dboid = InvalidOid;
-	r->latch = NULL;
-	r->npending = 0;
-	r->overflow = false;
+	if (r->latch == MyLatch)
+	{
+		r->dboid = InvalidOid;
+		r->latch = NULL;
+		r->npending = 0;
+		r->overflow = false;
+	}
 	LWLockRelease(r->lock);
 	my_relay = -1;
 }

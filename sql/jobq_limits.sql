@@ -97,6 +97,31 @@ SELECT c.limit_name, replace(c.stmt, '%1$s', '%s') AS call,
        c.past AS past, regress_try(format(c.stmt, regress_bound(c.past, regress_lim(c.limit_name)))) AS past_outcome
 FROM regress_limit_calls c ORDER BY c.n;
 
+-- queues per transaction: each queue a transaction enqueues into holds a
+-- lock to its end, so past the limit an enqueue is refused (54000); the
+-- locks of a rolled-back savepoint are given back and do not count
+DO $$
+BEGIN
+    FOR i IN 1 .. regress_lim('queues_per_xact_max') + 1 LOOP
+        PERFORM jobq_create_queue('lim-l' || i);
+    END LOOP;
+END
+$$;
+BEGIN;
+SELECT regress_try(format($$SELECT count(jobq_enqueue('lim-l' || i, '{}')) FROM generate_series(1, %s) i$$,
+                          regress_lim('queues_per_xact_max'))) AS at_limit;
+-- (the rolled-back call above holds nothing: this transaction may still
+-- enqueue into every queue up to the limit, then no further)
+SELECT count(jobq_enqueue('lim-l' || i, '{}')) = regress_lim('queues_per_xact_max') AS at_limit_kept
+FROM generate_series(1, regress_lim('queues_per_xact_max')) i;
+SELECT regress_try(format($$SELECT jobq_enqueue('lim-l' || %s, '{}')$$,
+                          regress_lim('queues_per_xact_max') + 1)) AS past_limit;
+ROLLBACK;
+-- (a drop locks the name too: the limit + 1 queues go in two transactions)
+SELECT count(jobq_drop_queue('lim-l' || i, true)) AS dropped
+FROM generate_series(1, regress_lim('queues_per_xact_max')) i;
+SELECT jobq_drop_queue('lim-l' || (regress_lim('queues_per_xact_max') + 1), true);
+
 -- the claim's wait: a waiting claim of the limit would sleep that long,
 -- but under REPEATABLE READ a claim that passed the bound check is
 -- refused at once for its isolation level (0A000) instead

@@ -67,6 +67,9 @@
 #define JOBQ_COMPLETE_BATCH_MAX 1000	/* (id, token) pairs per complete batch */
 #define JOBQ_SWEEP_MAX_ROWS 100000		/* max_rows of a sweep */
 #define JOBQ_LIST_MAX_ROWS 10000		/* max_rows of jobq_list */
+#define JOBQ_QUEUES_PER_XACT_MAX 1000	/* distinct queues one transaction
+										 * enqueues into (each holds a lock
+										 * to its end); past it 54000 */
 
 /*
  * 0.1.0's limit on the queues of a waiting claim.  A waiting claim now takes
@@ -108,7 +111,8 @@
 	X("enqueue_batch_max", JOBQ_ENQUEUE_BATCH_MAX, "count") \
 	X("complete_batch_max", JOBQ_COMPLETE_BATCH_MAX, "count") \
 	X("sweep_max_rows", JOBQ_SWEEP_MAX_ROWS, "count") \
-	X("list_max_rows", JOBQ_LIST_MAX_ROWS, "count")
+	X("list_max_rows", JOBQ_LIST_MAX_ROWS, "count") \
+	X("queues_per_xact_max", JOBQ_QUEUES_PER_XACT_MAX, "count")
 
 /*
  * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),
