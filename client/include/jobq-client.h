@@ -282,6 +282,20 @@ const char *jobq_schema(const JobqConn *conn);
 int			jobq_socket(const JobqConn *conn);
 struct pg_conn *jobq_pgconn(JobqConn *conn);
 
+/*
+ * jobq_set_call_timeout: how long a call waits for the server's answer
+ * before it gives up on the connection, in milliseconds (0 = for ever;
+ * default JOBQ_CALL_TIMEOUT_DEFAULT_MS).  A claim that waits for work
+ * (wait_ms) gets its wait on top.  A call that times out fails with
+ * JOBQ_ERR_CONNECTION and closes the session, whose state is then unknown
+ * (the statement may or may not have run): jobq_reconnect() opens the next
+ * one.  This catches what TCP cannot see, such as a proxy or a server that
+ * stopped answering but keeps the connection open.  Returns JOBQ_OK, or
+ * JOBQ_ERR (JOBQ_ERR_BAD_ARGUMENT) for a negative value.
+ */
+#define JOBQ_CALL_TIMEOUT_DEFAULT_MS 60000
+int			jobq_set_call_timeout(JobqConn *conn, int timeout_ms);
+
 /* ----------------------------------------------------------------------
  * Queues (role jobq_admin)
  * ---------------------------------------------------------------------- */

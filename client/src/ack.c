@@ -326,6 +326,7 @@ complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
 		jobq_set_result_error(conn, NULL);
 		goto pipeline_out;
 	}
+	jobq_call_started(conn, 0);
 
 	/*
 	 * Each query yields its result then NULL; the sync yields
@@ -334,7 +335,11 @@ complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
 	 */
 	while (!synced)
 	{
-		PGresult   *r = PQgetResult(conn->pg);
+		PGresult   *r;
+
+		if (jobq_await(conn) != JOBQ_OK)
+			goto done;			/* timed out: the session is closed */
+		r = PQgetResult(conn->pg);
 
 		if (r == NULL)
 		{

@@ -200,7 +200,7 @@ jobq_claim_wait(JobqConn *conn, const char *const *queues, int nqueues,
 						  wait_ms, &arr, nbuf, lbuf, wbuf, values,
 						  &stmt) == JOBQ_OK)
 	{
-		res = jobq_exec(conn, stmt, 5, values, 1);
+		res = jobq_exec_within(conn, stmt, 5, values, 1, wait_ms);
 		if (res != NULL)
 		{
 			list = jobq_joblist_from_result(conn, res);
@@ -251,6 +251,7 @@ jobq_claim_start(JobqConn *conn, const char *const *queues, int nqueues,
 	{
 		conn->busy = 1;
 		conn->interrupted = 0;
+		jobq_call_started(conn, wait_ms);
 		rc = JOBQ_OK;
 	}
 	jobq_buf_free(&arr);
@@ -273,7 +274,14 @@ jobq_claim_ready(JobqConn *conn)
 		jobq_set_error(conn, JOBQ_ERR_CONNECTION, "%s", PQerrorMessage(conn->pg));
 		return JOBQ_ERR;
 	}
-	return PQisBusy(conn->pg) ? 0 : 1;
+	if (!PQisBusy(conn->pg))
+		return 1;
+	if (jobq_call_expired(conn))
+	{
+		conn->busy = 0;
+		return JOBQ_ERR;
+	}
+	return 0;
 }
 
 int
@@ -322,11 +330,23 @@ jobq_claim_finish(JobqConn *conn)
 		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT, "no claim in progress");
 		return NULL;
 	}
-	res = PQgetResult(conn->pg);
 	/* NB: the connection is free only once PQgetResult returned NULL */
-	while ((extra = PQgetResult(conn->pg)) != NULL)
+	if (jobq_await(conn) != JOBQ_OK)
+	{
+		conn->busy = 0;
+		return NULL;
+	}
+	res = PQgetResult(conn->pg);
+	while (jobq_await(conn) == JOBQ_OK && (extra = PQgetResult(conn->pg)) != NULL)
 		PQclear(extra);
 	conn->busy = 0;
+	conn->call_deadline = 0;
+	if (conn->pg == NULL)
+	{
+		/* the deadline passed while the rest was read */
+		PQclear(res);
+		return NULL;
+	}
 	state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK)
 		list = jobq_joblist_from_result(conn, res);

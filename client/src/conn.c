@@ -24,11 +24,33 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jobq-int.h"
+
+/*
+ * TCP settings every session gets unless the caller's defaults or the
+ * conninfo name them (doc/libjobq.md, "Dead connections").  A peer that
+ * vanishes without a FIN (power loss, a partition, a NAT or firewall that
+ * forgot the flow) otherwise leaves libpq waiting for ever: keepalives
+ * find an idle dead peer within idle + interval * count = 25 s, and
+ * tcp_user_timeout closes a connection whose sent data stays unacknowledged
+ * for 30 s.  libpq ignores all of them on Unix sockets.
+ */
+static const char *const tcp_default_keys[] = {
+	"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+	"tcp_user_timeout"
+};
+static const char *const tcp_default_vals[] = {
+	"1", "10", "5", "3", "30000"
+};
+
+#define NTCP_DEFAULTS (sizeof(tcp_default_keys) / sizeof(tcp_default_keys[0]))
 
 /*
  * The columns of a claim: the SQL function's, plus the lease left in
@@ -139,6 +161,7 @@ reset_session_state(JobqConn *conn)
 	conn->busy = 0;
 	conn->interrupted = 0;
 	conn->server_sql = 0;
+	conn->call_deadline = 0;
 	for (i = 0; i < conn->nchannels; i++)
 		free(conn->channels[i]);
 	conn->nchannels = 0;
@@ -229,12 +252,20 @@ version_num(const char *v)
 static int
 check_server_version(JobqConn *conn)
 {
-	PGresult   *res = PQexecParams(conn->pg, conn->sql[STMT_SERVER_VERSION],
-								   0, NULL, NULL, NULL, NULL, 0);
-	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	PGresult   *res = NULL;
+	const char *state;
 	const char *sql;
 	int			num;
 
+	if (!PQsendQueryParams(conn->pg, conn->sql[STMT_SERVER_VERSION],
+						   0, NULL, NULL, NULL, NULL, 0))
+	{
+		jobq_set_result_error(conn, NULL);
+		return JOBQ_ERR;
+	}
+	if (jobq_get_result(conn, 0, &res) != JOBQ_OK)
+		return JOBQ_ERR;
+	state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	if (state != NULL && (strcmp(state, "42883") == 0 ||
 						  strcmp(state, "3F000") == 0 ||
 						  strcmp(state, "42501") == 0))
@@ -304,13 +335,13 @@ open_session(JobqConn *conn)
 
 	/*
 	 * libpq reads the arrays in order and the last value of a keyword wins:
-	 * our fallback name, then the caller's defaults, then the conninfo,
-	 * then the one setting nobody may change.
+	 * our fallback name and TCP settings, then the caller's defaults, then
+	 * the conninfo, then the one setting nobody may change.
 	 */
 	while (conn->defkeys != NULL && conn->defkeys[ndefs] != NULL)
 		ndefs++;
-	keywords = calloc(ndefs + 4, sizeof(char *));
-	values = calloc(ndefs + 4, sizeof(char *));
+	keywords = calloc(ndefs + NTCP_DEFAULTS + 4, sizeof(char *));
+	values = calloc(ndefs + NTCP_DEFAULTS + 4, sizeof(char *));
 	if (keywords == NULL || values == NULL)
 	{
 		free(keywords);
@@ -320,6 +351,11 @@ open_session(JobqConn *conn)
 	}
 	keywords[k] = "fallback_application_name";
 	values[k++] = "libjobq";
+	for (i = 0; i < NTCP_DEFAULTS; i++)
+	{
+		keywords[k] = tcp_default_keys[i];
+		values[k++] = tcp_default_vals[i];
+	}
 	for (i = 0; i < ndefs; i++)
 	{
 		keywords[k] = conn->defkeys[i];
@@ -430,6 +466,7 @@ jobq_connect_params(const char *conninfo, const char *schema, unsigned flags,
 	if (conn == NULL)
 		return NULL;
 	conn->flags = flags;
+	conn->call_timeout_ms = JOBQ_CALL_TIMEOUT_DEFAULT_MS;
 	conn->schema = jobq_strdup(schema ? schema : "public");
 	while (keywords != NULL && values != NULL && keywords[n] != NULL)
 		n++;
@@ -526,6 +563,156 @@ jobq_pgconn(JobqConn *conn)
 	return conn ? conn->pg : NULL;
 }
 
+/* jobq_set_call_timeout: see jobq-client.h */
+int
+jobq_set_call_timeout(JobqConn *conn, int timeout_ms)
+{
+	if (conn == NULL)
+		return JOBQ_ERR;
+	jobq_clear_error(conn);
+	if (timeout_ms < 0)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "call timeout must be 0 (none) or a positive number of "
+					   "milliseconds, not %d", timeout_ms);
+		return JOBQ_ERR;
+	}
+	conn->call_timeout_ms = timeout_ms;
+	return JOBQ_OK;
+}
+
+/* monotonic milliseconds */
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * drop_session: close a session that stopped answering.  Its state is
+ * unknown (a statement may or may not have run), so it cannot be used
+ * again; jobq_reconnect opens the next one.  NB: non-blocking first, so
+ * that PQfinish's goodbye message cannot block on a peer that reads
+ * nothing.
+ */
+static void
+drop_session(JobqConn *conn)
+{
+	if (conn->pg != NULL)
+	{
+		(void) PQsetnonblocking(conn->pg, 1);
+		PQfinish(conn->pg);
+		conn->pg = NULL;
+	}
+	reset_session_state(conn);
+}
+
+/*
+ * jobq_call_started: start the clock of a call whose request was just
+ * sent; extra_ms is how long the server may rightly take on top of the
+ * call timeout (a claim that waits for work).  No deadline when the
+ * timeout is 0.
+ */
+void
+jobq_call_started(JobqConn *conn, int extra_ms)
+{
+	conn->call_deadline = conn->call_timeout_ms > 0 ?
+		mono_ms() + conn->call_timeout_ms + (extra_ms > 0 ? extra_ms : 0) : 0;
+}
+
+/*
+ * jobq_call_expired: the answer of the call in flight is overdue.  The
+ * session is closed and the error set (JOBQ_ERR_CONNECTION): returns 1;
+ * else 0.
+ */
+int
+jobq_call_expired(JobqConn *conn)
+{
+	int			ms = conn->call_timeout_ms;
+
+	if (conn->call_deadline == 0 || mono_ms() < conn->call_deadline)
+		return 0;
+	drop_session(conn);
+	jobq_set_error(conn, JOBQ_ERR_CONNECTION,
+				   "no answer from the server within the call timeout (%d ms); "
+				   "the connection was closed", ms);
+	return 1;
+}
+
+/*
+ * jobq_await: wait until the answer to what was sent is in (libpq would
+ * not block in PQgetResult), at most until the call's deadline
+ * (jobq_call_started).  Returns JOBQ_OK, also when the connection broke
+ * (PQgetResult then reports it); JOBQ_ERR when the deadline passed: the
+ * session is closed and the error set.
+ */
+int
+jobq_await(JobqConn *conn)
+{
+	while (PQisBusy(conn->pg))
+	{
+		struct pollfd pfd;
+		int			left = -1;
+		int			r;
+
+		if (conn->call_deadline != 0)
+		{
+			int64_t		ms = conn->call_deadline - mono_ms();
+
+			if (ms <= 0)
+				return jobq_call_expired(conn) ? JOBQ_ERR : JOBQ_OK;
+			left = ms > 60000 ? 60000 : (int) ms;
+		}
+		pfd.fd = PQsocket(conn->pg);
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (pfd.fd < 0)
+			return JOBQ_OK;
+		r = poll(&pfd, 1, left);
+		if (r < 0 && errno != EINTR)
+			return JOBQ_OK;		/* PQgetResult says what is wrong */
+		if (r > 0 && !PQconsumeInput(conn->pg))
+			return JOBQ_OK;
+	}
+	return JOBQ_OK;
+}
+
+/*
+ * jobq_get_result: the first result of the statement just sent, within the
+ * call timeout; the rest are read and dropped, so that the connection is
+ * free again.  extra_ms as for jobq_call_started.  JOBQ_OK with *res
+ * (NULL only when libpq had none: a broken connection); JOBQ_ERR after a
+ * timeout (error set, session closed, *res NULL).
+ */
+int
+jobq_get_result(JobqConn *conn, int extra_ms, PGresult **res)
+{
+	PGresult   *extra;
+
+	*res = NULL;
+	jobq_call_started(conn, extra_ms);
+	if (jobq_await(conn) != JOBQ_OK)
+		return JOBQ_ERR;
+	*res = PQgetResult(conn->pg);
+	for (;;)
+	{
+		if (jobq_await(conn) != JOBQ_OK)
+		{
+			PQclear(*res);
+			*res = NULL;
+			return JOBQ_ERR;
+		}
+		if ((extra = PQgetResult(conn->pg)) == NULL)
+			break;
+		PQclear(extra);
+	}
+	conn->call_deadline = 0;
+	return JOBQ_OK;
+}
+
 /*
  * jobq_ensure_connected: JOBQ_OK when calls can be sent.  Does not
  * reconnect on its own: a reconnect silently drops the session (its
@@ -565,7 +752,13 @@ jobq_prepare(JobqConn *conn, JobqStmt stmt)
 	if (conn->prepared[stmt] || (conn->flags & JOBQ_CONNECT_NO_PREPARE))
 		return JOBQ_OK;
 	snprintf(name, sizeof(name), "jobq_%d", (int) stmt);
-	res = PQprepare(conn->pg, name, conn->sql[stmt], 0, NULL);
+	if (!PQsendPrepare(conn->pg, name, conn->sql[stmt], 0, NULL))
+	{
+		jobq_set_result_error(conn, NULL);
+		return JOBQ_ERR;
+	}
+	if (jobq_get_result(conn, 0, &res) != JOBQ_OK)
+		return JOBQ_ERR;
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 	{
 		jobq_set_result_error(conn, res);
@@ -617,22 +810,24 @@ PGresult *
 jobq_exec(JobqConn *conn, JobqStmt stmt, int nparams,
 		  const char *const *values, int expect_tuples)
 {
+	return jobq_exec_within(conn, stmt, nparams, values, expect_tuples, 0);
+}
+
+/*
+ * jobq_exec_within: jobq_exec for a statement that may rightly take
+ * extra_ms longer than the call timeout (a claim that waits for work).
+ */
+PGresult *
+jobq_exec_within(JobqConn *conn, JobqStmt stmt, int nparams,
+				 const char *const *values, int expect_tuples, int extra_ms)
+{
 	PGresult   *res;
 
-	if (jobq_ensure_connected(conn) != JOBQ_OK)
+	if (jobq_ensure_connected(conn) != JOBQ_OK ||
+		jobq_prepare(conn, stmt) != JOBQ_OK ||
+		jobq_send(conn, stmt, nparams, values) != JOBQ_OK ||
+		jobq_get_result(conn, extra_ms, &res) != JOBQ_OK)
 		return NULL;
-	if (conn->flags & JOBQ_CONNECT_NO_PREPARE)
-		res = PQexecParams(conn->pg, conn->sql[stmt], nparams, NULL, values,
-						   NULL, NULL, 0);
-	else
-	{
-		char		name[32];
-
-		if (jobq_prepare(conn, stmt) != JOBQ_OK)
-			return NULL;
-		snprintf(name, sizeof(name), "jobq_%d", (int) stmt);
-		res = PQexecPrepared(conn->pg, name, nparams, values, NULL, NULL, 0);
-	}
 	if (res == NULL ||
 		PQresultStatus(res) != (expect_tuples ? PGRES_TUPLES_OK : PGRES_COMMAND_OK))
 	{

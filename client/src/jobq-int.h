@@ -95,6 +95,10 @@ struct JobqConn
 	char	   *sql[STMT__COUNT];	/* schema-qualified statement texts */
 	char	   *qschema;		/* the schema, quoted as an identifier */
 	unsigned char prepared[STMT__COUNT];	/* prepared in this session */
+	int			call_timeout_ms;	/* jobq_set_call_timeout; 0 = none */
+	int64_t		call_deadline;	/* monotonic ms: the answer in flight is
+								 * overdue after this; 0 = no call or no
+								 * timeout */
 	int			server_sql;		/* the server's jobq SQL release, as
 								 * MAJOR*10000+MINOR*100+PATCH (0.1.0 when
 								 * it has no jobq_server_version; 0 when it
@@ -163,6 +167,15 @@ int			jobq_send(JobqConn *conn, JobqStmt stmt, int nparams,
 					  const char *const *values);
 int			jobq_prepare(JobqConn *conn, JobqStmt stmt);
 void		jobq_note_failure(JobqConn *conn, PGresult *res);
+PGresult   *jobq_exec_within(JobqConn *conn, JobqStmt stmt, int nparams,
+							 const char *const *values, int expect_tuples,
+							 int extra_ms);
+
+/* the call timeout (conn.c) */
+void		jobq_call_started(JobqConn *conn, int extra_ms);
+int			jobq_call_expired(JobqConn *conn);
+int			jobq_await(JobqConn *conn);
+int			jobq_get_result(JobqConn *conn, int extra_ms, PGresult **res);
 
 /* values.c */
 char	   *jobq_copy_json(JobqConn *conn, const char *what, const char *text,

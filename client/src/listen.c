@@ -115,8 +115,19 @@ listen_queue(JobqConn *conn, const char *queue)
 	strcpy(sql, "LISTEN ");
 	strcat(sql, quoted);
 	PQfreemem(quoted);
-	res = PQexec(conn->pg, sql);
+	if (!PQsendQuery(conn->pg, sql))
+	{
+		free(sql);
+		free(copy);
+		jobq_set_result_error(conn, NULL);
+		return JOBQ_ERR;
+	}
 	free(sql);
+	if (jobq_get_result(conn, 0, &res) != JOBQ_OK)
+	{
+		free(copy);
+		return JOBQ_ERR;
+	}
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 	{
 		free(copy);

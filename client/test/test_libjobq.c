@@ -1502,6 +1502,22 @@ claim_collect(JobqConn *c, int max_ms)
 	return jobq_claim_finish(c);
 }
 
+/* conn_option_is: libpq's session of c uses value for keyword */
+static int
+conn_option_is(JobqConn *c, const char *keyword, const char *value)
+{
+	PQconninfoOption *opts = PQconninfo(jobq_pgconn(c));
+	int			ok = 0;
+
+	for (PQconninfoOption *o = opts; o && o->keyword; o++)
+		if (strcmp(o->keyword, keyword) == 0)
+			ok = o->val != NULL && strcmp(o->val, value) == 0;
+	if (!ok)
+		printf("\n      %s is not %s\n      ", keyword, value);
+	PQconninfoFree(opts);
+	return ok;
+}
+
 /*
  * The additions for event loops and command-line tools: connection
  * defaults, error fields, jobq_wait_stats, the asynchronous claim and
@@ -1537,6 +1553,78 @@ test_async(JobqConn *c)
 		PQclear(r2);
 		jobq_disconnect(d);
 		jobq_disconnect(e);
+	}
+
+	test("tcp defaults: keepalives and tcp_user_timeout unless given");
+	{
+		const char *k[] = {"tcp_user_timeout", NULL};
+		const char *v[] = {"1234", NULL};
+		char		ci[512];
+		JobqConn   *d = jobq_connect(dsn);
+		JobqConn   *e;
+
+		snprintf(ci, sizeof(ci), "%s%skeepalives_idle=7", dsn, dsn[0] ? " " : "");
+		e = jobq_connect_params(ci, NULL, 0, k, v);
+		test_cond(d && jobq_status(d) == JOBQ_ERR_NONE &&
+				  e && jobq_status(e) == JOBQ_ERR_NONE &&
+				  conn_option_is(d, "keepalives", "1") &&
+				  conn_option_is(d, "keepalives_idle", "10") &&
+				  conn_option_is(d, "keepalives_interval", "5") &&
+				  conn_option_is(d, "keepalives_count", "3") &&
+				  conn_option_is(d, "tcp_user_timeout", "30000") &&
+				  conn_option_is(e, "keepalives", "1") &&
+				  conn_option_is(e, "keepalives_idle", "7") &&
+				  conn_option_is(e, "keepalives_interval", "5") &&
+				  conn_option_is(e, "tcp_user_timeout", "1234"));
+		jobq_disconnect(d);
+		jobq_disconnect(e);
+	}
+
+	test("call timeout: negative refused; 0 and positive accepted");
+	test_cond(jobq_set_call_timeout(c, -1) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_set_call_timeout(c, 0) == JOBQ_OK &&
+			  jobq_set_call_timeout(c, JOBQ_CALL_TIMEOUT_DEFAULT_MS) == JOBQ_OK &&
+			  jobq_set_call_timeout(NULL, 10) == JOBQ_ERR);
+
+	test("call timeout: a call the server does not answer closes the session");
+	{
+		JobqConn   *d = jobq_connect(dsn);
+		PGconn	   *locker = PQconnectdb(dsn);
+		PGresult   *r = PQexec(locker, "BEGIN; LOCK TABLE jobq.queues IN ACCESS EXCLUSIVE MODE");
+		int64_t		start = now_ms();
+		JobqRows   *rows;
+		int			ok;
+
+		jobq_set_call_timeout(d, 300);
+		rows = jobq_stats(d, qa);
+		ok = rows == NULL && failed_with(d, JOBQ_ERR_CONNECTION, NULL) &&
+			strstr(jobq_errmsg(d), "no answer from the server within the call timeout (300 ms)") != NULL &&
+			jobq_error_action(d) == JOBQ_ACTION_RECONNECT &&
+			jobq_socket(d) == -1 && !jobq_is_connected(d) &&
+			now_ms() - start >= 300 && now_ms() - start < 5000;
+		PQclear(r);
+		PQclear(PQexec(locker, "COMMIT"));
+		PQfinish(locker);
+		jobq_rows_free(rows);
+		test_cond(ok && jobq_reconnect(d) == JOBQ_OK &&
+				  (rows = jobq_stats(d, qa)) != NULL);
+		jobq_rows_free(rows);
+		jobq_disconnect(d);
+	}
+
+	test("call timeout: a waiting claim gets its wait on top");
+	{
+		JobqConn   *d = jobq_connect(dsn);
+		int64_t		start = now_ms();
+
+		jobq_set_call_timeout(d, 200);
+		l = jobq_claim_wait(d, qs, 1, 1, -1, "t-timeout", 700);
+		test_cond(l != NULL && jobq_joblist_count(l) == 0 &&
+				  jobq_status(d) == JOBQ_ERR_NONE && jobq_is_connected(d) &&
+				  now_ms() - start < 5000);
+		jobq_joblist_free(l);
+		jobq_disconnect(d);
 	}
 
 	test("errfield: message, detail and hint apart; NULL for client errors");
