@@ -40,9 +40,17 @@
 #include "libpq-fe.h"
 #include "worker.h"
 
-/* reconnect backoff: doubles after each failure, back to the minimum on success */
+/*
+ * Reconnect backoff (doc/jobq-worker.md, "Connection loss"): the delay
+ * before a reconnect doubles after each failed connect and each session
+ * that broke early, up to BACKOFF_MAX; only a session that stayed up for
+ * BACKOFF_STABLE seconds sets it back to the minimum.  A node that accepts
+ * connections and then refuses the worker's calls (read-only, a standby)
+ * therefore costs one attempt per backoff step, not two a second.
+ */
 #define BACKOFF_MIN 0.5			/* seconds */
 #define BACKOFF_MAX 30
+#define BACKOFF_STABLE 30
 
 /* one line of the last call's error text */
 static const char *
@@ -102,6 +110,33 @@ db_init(Worker *w)
 	w->db.backoff = BACKOFF_MIN;
 }
 
+/* session_gone: the flags of a session that ended */
+static void
+session_gone(Worker *w)
+{
+	w->db.connected = false;
+	w->db.listening = false;
+	w->db.claiming = false;
+}
+
+/*
+ * schedule_reconnect
+ *		Set the time of the next connect attempt from the backoff, log it,
+ *		and double the backoff for the attempt after it.
+ */
+static void
+schedule_reconnect(Worker *w)
+{
+	double		now = now_mono();
+
+	if (w->db.connected_at > 0 && now - w->db.connected_at >= BACKOFF_STABLE)
+		w->db.backoff = BACKOFF_MIN;
+	w->db.connected_at = 0;
+	w->db.reconnect_at = now + w->db.backoff;
+	wlog(w, "info", "reconnecting in %g s", w->db.backoff);
+	w->db.backoff = w->db.backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : w->db.backoff * 2;
+}
+
 /*
  * db_disconnect
  *		Mark the session gone and schedule a reconnect.  The handle stays:
@@ -110,10 +145,8 @@ db_init(Worker *w)
 void
 db_disconnect(Worker *w)
 {
-	w->db.connected = false;
-	w->db.listening = false;
-	w->db.claiming = false;
-	w->db.reconnect_at = now_mono() + w->db.backoff;
+	session_gone(w);
+	schedule_reconnect(w);
 }
 
 /*
@@ -123,7 +156,7 @@ db_disconnect(Worker *w)
 void
 db_restart(Worker *w)
 {
-	db_disconnect(w);
+	session_gone(w);
 	w->db.reconnect_at = now_mono();
 }
 
@@ -194,11 +227,37 @@ choose_wait(Worker *w)
 }
 
 /*
+ * read_only_node
+ *		The session cannot write: a standby, or default_transaction_read_only
+ *		on (for the server, the database or the role).  Both are reported by
+ *		the server at connect (PostgreSQL 14 and later), so this costs no
+ *		round trip.  Every call the worker makes writes, so such a node is
+ *		the wrong one: logged, and the caller reconnects with backoff.
+ */
+static bool
+read_only_node(Worker *w)
+{
+	PGconn	   *pg = jobq_pgconn(w->db.conn);
+	const char *standby = PQparameterStatus(pg, "in_hot_standby");
+	const char *ro = PQparameterStatus(pg, "default_transaction_read_only");
+
+	if (standby != NULL && strcmp(standby, "on") == 0)
+		wlog(w, "warning", "the server is a standby (in_hot_standby=on); "
+			 "jobq-worker needs a read-write node");
+	else if (ro != NULL && strcmp(ro, "on") == 0)
+		wlog(w, "warning", "the session is read-only (default_transaction_read_only=on); "
+			 "jobq-worker needs a read-write node");
+	else
+		return false;
+	return true;
+}
+
+/*
  * db_connect
  *		Open the session (the first time) or a new one, LISTEN on
  *		"jobq.<queue>" for every queue (auto and listen modes) and decide
- *		how to wait.  On failure returns DB_CONN, logs why and doubles the
- *		reconnect backoff (0.5 s up to 30 s).
+ *		how to wait.  On failure returns DB_CONN, logs why and schedules the
+ *		next attempt (schedule_reconnect).
  */
 DbStatus
 db_connect(Worker *w)
@@ -220,6 +279,7 @@ db_connect(Worker *w)
 			wlog(w, "error", "out of memory");
 			goto fail;
 		}
+		(void) jobq_set_call_timeout(w->db.conn, (int) (w->db_timeout * 1000));
 	}
 	else
 		jobq_reconnect(w->db.conn);
@@ -229,6 +289,8 @@ db_connect(Worker *w)
 		goto fail;
 	}
 	PQsetNoticeProcessor(jobq_pgconn(w->db.conn), notice_to_log, w);
+	if (read_only_node(w))
+		goto fail;
 	w->db.connected = true;
 
 	if (listen)
@@ -248,15 +310,12 @@ db_connect(Worker *w)
 	if (w->db.ever_connected)
 		wlog(w, "info", "reconnected to the database");
 	w->db.ever_connected = true;
-	w->db.backoff = BACKOFF_MIN;
+	w->db.connected_at = now_mono();
 	return DB_OK;
 
 fail:
-	w->db.connected = false;
-	w->db.listening = false;
-	w->db.claiming = false;
-	w->db.reconnect_at = now_mono() + w->db.backoff;
-	w->db.backoff = w->db.backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : w->db.backoff * 2;
+	session_gone(w);
+	schedule_reconnect(w);
 	return DB_CONN;
 }
 
@@ -347,16 +406,25 @@ db_claim_start(Worker *w, int max_jobs, int wait_ms)
 	}
 	w->db.claiming = true;
 	w->db.claim_started = now_mono();
+	w->db.claim_deadline = w->db.claim_started + wait_ms / 1000.0 + w->db_timeout;
 	return DB_OK;
 }
 
-/* db_claim_poll: the socket is readable; *done when the answer is in */
+/*
+ * db_claim_poll
+ *		The socket is readable, or the waiting claim's deadline passed:
+ *		*done when the answer is in.  No answer by the deadline (the wait
+ *		plus --db-timeout) means the connection is dead: DB_CONN.
+ */
 DbStatus
 db_claim_poll(Worker *w, bool *done)
 {
 	int			r = jobq_claim_ready(w->db.conn);
 
-	*done = r != 0;				/* on error, finish collects it */
+	*done = false;
+	if (r == JOBQ_ERR && jobq_status(w->db.conn) == JOBQ_ERR_CONNECTION)
+		return failed(w);
+	*done = r != 0;				/* on another error, finish collects it */
 	return DB_OK;
 }
 

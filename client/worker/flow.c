@@ -301,10 +301,21 @@ flow_push_ack(Worker *w, Ack *a)
 	w->acks_tail = a;
 }
 
-/* log the line of a reported job, count it, free the ack */
+/*
+ * ack_done
+ *		Log the line of a reported job, count it, free the ack.  A refused
+ *		report (stale: the lease passed, typically while the server was out
+ *		of reach, and the job was swept or claimed again) gets a warning of
+ *		its own: the handler's work is not recorded, and the job runs again.
+ */
 static void
 ack_done(Worker *w, Ack *a, const char *state)
 {
+	if (strcmp(state, "stale") == 0)
+		wlog(w, "warning", "job %lld: the server refused its %s: the lease had "
+			 "passed (stale token); the job runs again or ran elsewhere",
+			 job_id(&a->job), a->kind == ACK_COMPLETE ? "completion" :
+			 a->kind == ACK_FAIL ? "failure" : "release");
 	log_job(w, a, state);
 	w->finished_jobs++;
 	job_free(&a->job);

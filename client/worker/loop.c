@@ -209,6 +209,8 @@ poll_timeout(Worker *w, double now)
 	}
 	if (w->db.connected && w->sweep_interval > 0 && !w->db.claiming)
 		NEAR(w->next_sweep);	/* (a waiting claim ends by then) */
+	if (w->db.connected && w->db.claiming)
+		NEAR(w->db.claim_deadline);
 	if (w->stopping)
 		NEAR(w->stop_deadline);
 	for (int i = 0; i < w->concurrency; i++)
@@ -267,6 +269,9 @@ run_loop(Worker *w)
 		/* claimed jobs into free slots before any round trip */
 		if (!w->stopping)
 			flow_start_jobs(w);
+		/* a waiting claim with no answer by its deadline: the peer is gone */
+		if (w->db.claiming && now >= w->db.claim_deadline)
+			flow_claim_poll(w, now);
 		if (!w->db.claiming)
 		{
 			flow_flush_acks(w, now);	/* may claim for the free slots too */

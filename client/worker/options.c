@@ -50,6 +50,8 @@ usage(FILE *f, const char *progname, bool callback)
 			"                             LISTEN), blocking, listen or poll\n"
 			"      --no-listen            poll only, no LISTEN (= --wait-mode=poll)\n"
 			"      --schema=SCHEMA        schema of the jobq functions (default: public)\n"
+			"      --db-timeout=DURATION  a call with no answer this long means the\n"
+			"                             connection is dead: reconnect (default 30s)\n"
 			"      --grace=DURATION       on SIGTERM, wait this long for handlers (default 30s)\n"
 			"      --log-format=FORMAT    text or json (default text)\n"
 			"      --log-file=FILE        log to FILE instead of stderr (SIGHUP reopens it)\n"
@@ -141,6 +143,7 @@ worker_options(Worker *w, int argc, char **argv)
 		{"no-listen", no_argument, NULL, 8},
 		{"wait-mode", required_argument, NULL, 12},
 		{"schema", required_argument, NULL, 13},
+		{"db-timeout", required_argument, NULL, 14},
 		{"grace", required_argument, NULL, 9},
 		{"log-format", required_argument, NULL, 10},
 		{"log-file", required_argument, NULL, 11},
@@ -161,6 +164,7 @@ worker_options(Worker *w, int argc, char **argv)
 	w->schema = "public";
 	w->poll_interval = 5;
 	w->sweep_interval = 30;
+	w->db_timeout = 30;
 	w->grace = 30;
 
 	/* "+": the first non-option starts the handler's command line */
@@ -242,6 +246,10 @@ worker_options(Worker *w, int argc, char **argv)
 				if (!jobq_valid_schema_name(optarg))
 					goto bad_value;
 				w->schema = optarg;
+				break;
+			case 14:
+				if (!duration_opt(progname, "--db-timeout", optarg, 1, 3600, &w->db_timeout))
+					goto try_help;
 				break;
 			case 9:
 				if (!duration_opt(progname, "--grace", optarg, 0, 86400, &w->grace))

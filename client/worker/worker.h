@@ -185,7 +185,9 @@ typedef struct DbSession
 	bool		blocking;		/* idle claims wait on the server (session) */
 	bool		claiming;		/* a waiting claim is in flight */
 	double		claim_started;	/* monotonic */
+	double		claim_deadline; /* monotonic: no answer by then = dead */
 	bool		mode_logged;
+	double		connected_at;	/* monotonic; 0 when not connected */
 	double		reconnect_at;	/* monotonic; when not connected */
 	double		backoff;		/* the next reconnect's delay */
 	bool		ever_connected;
@@ -209,6 +211,7 @@ typedef struct Worker
 	const char *schema;
 	double		poll_interval;
 	double		sweep_interval; /* 0 = never */
+	double		db_timeout;		/* seconds a call waits for an answer */
 	double		grace;
 	bool		log_json;
 	const char *log_file;
