@@ -87,20 +87,6 @@ sub start_proxy
 	}
 }
 
-# wait_log(W, REGEX, TIMEOUT_S): the time the worker's log first matched
-sub wait_log
-{
-	my ($w, $re, $timeout) = @_;
-	my $deadline = time + $timeout;
-	while (time < $deadline)
-	{
-		return time if worker_log($w) =~ $re;
-		usleep(100_000);
-	}
-	diag("log did not match $re:\n" . worker_log($w));
-	return undef;
-}
-
 my ($proxy, $pport) = start_proxy($node->port);
 my $conninfo = "host=127.0.0.1 port=$pport dbname=postgres connect_timeout=5";
 

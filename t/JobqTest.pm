@@ -17,7 +17,7 @@ use Test::More;
 use Time::HiRes qw(usleep time);
 
 our @EXPORT = qw(new_node worker_bin cli_bin example_bin start_worker start_worker_cmd stop_worker
-  wait_for worker_log worker_alive write_handler backend_pid run_cli job_state);
+  wait_for wait_log worker_log worker_alive write_handler backend_pid run_cli job_state);
 
 # The worker is found in pg_stat_activity by its fallback application
 # name; PostgreSQL::Test::Utils sets PGAPPNAME, which would override it.
@@ -96,6 +96,21 @@ sub stop_worker
 sub worker_alive { my $w = shift; return kill(0, $w->{pid}) && !-e "/proc/$w->{pid}/stat" ? 1 : (-e "/proc/$w->{pid}/stat" && slurp_file("/proc/$w->{pid}/stat") !~ /^\d+ \S+ Z/); }
 
 sub worker_log { my $w = shift; return -e $w->{log} ? slurp_file($w->{log}) : ''; }
+
+# wait_log(W, REGEX, [TIMEOUT_S]): poll until the worker's log matches;
+# returns the time it first did, or undef (with the log as a diag)
+sub wait_log
+{
+	my ($w, $re, $timeout) = @_;
+	my $deadline = time + ($timeout // 30);
+	while (time < $deadline)
+	{
+		return time if worker_log($w) =~ $re;
+		usleep(100_000);
+	}
+	diag("log did not match $re:\n" . worker_log($w));
+	return undef;
+}
 
 # wait_for(NODE, SQL, [EXPECTED], [TIMEOUT_S]): poll until SQL returns EXPECTED
 sub wait_for

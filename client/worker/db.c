@@ -43,14 +43,15 @@
 /*
  * Reconnect backoff (doc/jobq-worker.md, "Connection loss"): the delay
  * before a reconnect doubles after each failed connect and each session
- * that broke early, up to BACKOFF_MAX; only a session that stayed up for
- * BACKOFF_STABLE seconds sets it back to the minimum.  A node that accepts
- * connections and then refuses the worker's calls (read-only, a standby)
- * therefore costs one attempt per backoff step, not two a second.
+ * that ended before it did any work, up to BACKOFF_MAX; only a session in
+ * which the server answered a claim or a heartbeat (session_worked) sets
+ * it back to the minimum.  A node that accepts connections and then
+ * refuses the worker's calls (read-only, a standby) therefore costs one
+ * attempt per backoff step, not two a second, while a worker whose
+ * backend is terminated now and then reconnects at once each time.
  */
 #define BACKOFF_MIN 0.5			/* seconds */
 #define BACKOFF_MAX 30
-#define BACKOFF_STABLE 30
 
 /* one line of the last call's error text */
 static const char *
@@ -127,14 +128,16 @@ session_gone(Worker *w)
 static void
 schedule_reconnect(Worker *w)
 {
-	double		now = now_mono();
-
-	if (w->db.connected_at > 0 && now - w->db.connected_at >= BACKOFF_STABLE)
-		w->db.backoff = BACKOFF_MIN;
-	w->db.connected_at = 0;
-	w->db.reconnect_at = now + w->db.backoff;
+	w->db.reconnect_at = now_mono() + w->db.backoff;
 	wlog(w, "info", "reconnecting in %g s", w->db.backoff);
 	w->db.backoff = w->db.backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : w->db.backoff * 2;
+}
+
+/* session_worked: the server answered a claim or heartbeat of this session */
+static void
+session_worked(Worker *w)
+{
+	w->db.backoff = BACKOFF_MIN;
 }
 
 /*
@@ -290,7 +293,12 @@ db_connect(Worker *w)
 	}
 	PQsetNoticeProcessor(jobq_pgconn(w->db.conn), notice_to_log, w);
 	if (read_only_node(w))
+	{
+		/* close it now: the next attempt opens a new handle */
+		jobq_disconnect(w->db.conn);
+		w->db.conn = NULL;
 		goto fail;
+	}
 	w->db.connected = true;
 
 	if (listen)
@@ -310,7 +318,6 @@ db_connect(Worker *w)
 	if (w->db.ever_connected)
 		wlog(w, "info", "reconnected to the database");
 	w->db.ever_connected = true;
-	w->db.connected_at = now_mono();
 	return DB_OK;
 
 fail:
@@ -330,6 +337,7 @@ jobs_from_list(Worker *w, JobqJobList *list, Job **jobs, int *njobs)
 {
 	double		now = now_mono();
 
+	session_worked(w);
 	*njobs = (int) jobq_joblist_count(list);
 	*jobs = jobq_xmalloc(sizeof(Job) * (*njobs ? *njobs : 1));
 	for (int i = 0; i < *njobs; i++)
@@ -733,11 +741,13 @@ db_extend(Worker *w, Job *job, bool *stale, double *lease_left)
 		return DB_CONN;
 	if (jobq_extend(w->db.conn, job_id(job), job_token(job), lease_s(w)) == JOBQ_OK)
 	{
+		session_worked(w);
 		*lease_left = lease_s(w) > 0 ? lease_s(w) : job->lease_len;
 		return DB_OK;
 	}
 	if (jobq_status(w->db.conn) == JOBQ_ERR_STALE)
 	{
+		session_worked(w);
 		*stale = true;
 		return DB_OK;
 	}

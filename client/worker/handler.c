@@ -13,11 +13,15 @@
  *	  exit or a signal: failure, retried with backoff while attempts are
  *	  left, with the tail of stderr as the error.
  *
- * Each handler runs in a process group of its own so that a timeout kills
- * whatever it started (a shell script's children too): SIGTERM first, then
- * SIGKILL after --kill-after seconds.  On Linux the handler also gets
- * SIGKILL when the worker dies, because a handler whose worker is gone can
- * no longer report and its job comes back through the lease anyway.
+ * Each handler runs in a process group of its own (setpgid in the child
+ * and in the worker, whichever runs first) so that a timeout or a shutdown
+ * stops whatever it started (a shell script's children too): SIGTERM to
+ * the group first, then SIGKILL after --kill-after seconds.  When the
+ * handler exits, whatever is still in its group is sent SIGKILL: nothing a
+ * job started outlives it (a child that must has to leave the group with
+ * setsid, and is then on its own).  On Linux the handler also gets SIGKILL
+ * when the worker dies, because a handler whose worker is gone can no
+ * longer report and its job comes back through the lease anyway.
  *
  * The worker never blocks on a pipe: stdin is written and stdout/stderr are
  * read as poll() reports them ready, into bounded buffers (util.c).
@@ -584,9 +588,15 @@ handler_finish(Worker *w, Slot *s)
 	a->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	a->signo = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 
-	/* stragglers of a killed handler go too */
-	if (s->kill_reason != KILL_NONE)
-		kill(-s->pid, SIGKILL);
+	/*
+	 * Whatever is left in the handler's process group goes with it: the
+	 * children of a killed handler, and those a handler left running when
+	 * it exited ("(sleep 20) &"), which would otherwise outlive their job
+	 * and every worker.  NB: now, before anything else is forked: the
+	 * group's id is the reaped handler's pid, which a later child could
+	 * get again once the group is empty.
+	 */
+	kill(-s->pid, SIGKILL);
 
 	if (s->kill_reason == KILL_LEASE_LOST)
 	{

@@ -37,7 +37,8 @@
  *	SIGTERM again, or SIGINT
  *				stop at once: SIGKILL the handlers and exit 1; their jobs
  *				come back when their leases expire
- *	SIGHUP		reopen --log-file, reconnect to the database, log the state
+ *	SIGHUP		reopen --log-file, reconnect to the database now (also when
+ *				waiting for the next attempt of a backoff), log the state
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -151,10 +152,8 @@ on_signals(Worker *w, double now)
 					log_reopen(w);
 					log_state(w, "SIGHUP");
 					if (w->db.connected)
-					{
 						flow_claim_abort(w, now);
-						db_restart(w);
-					}
+					db_restart(w);	/* also ends a reconnect backoff */
 					break;
 				case 'T':
 					if (w->got_sigterm)

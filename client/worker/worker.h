@@ -187,7 +187,6 @@ typedef struct DbSession
 	double		claim_started;	/* monotonic */
 	double		claim_deadline; /* monotonic: no answer by then = dead */
 	bool		mode_logged;
-	double		connected_at;	/* monotonic; 0 when not connected */
 	double		reconnect_at;	/* monotonic; when not connected */
 	double		backoff;		/* the next reconnect's delay */
 	bool		ever_connected;
