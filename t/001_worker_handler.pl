@@ -113,12 +113,12 @@ like($node->safe_psql('postgres', "SELECT errors::text FROM jobq_job($id)"),
 like(worker_log($w), qr/outcome=timeout/, 'timeout logged');
 $node->safe_psql('postgres', "SELECT jobq_cancel($id)");
 
-# the handler cannot be executed at all
+# the handler cannot be executed at all: refused at start, the job is
+# untouched (t/024_worker_handler_missing.pl has the cases)
 $id = enqueue('{"json": 2}');
 $w = start_worker($node, '-q', 'h', '--once', '--', '/nonexistent/handler');
-is(stop_worker($w), 0, 'missing handler: worker still exits 0');
-like($node->safe_psql('postgres', "SELECT errors::text FROM jobq_job($id)"),
-	qr/exited with code 127.*could not execute/, 'missing handler: exit 127 recorded');
+is(stop_worker($w), 2, 'missing handler: the worker refuses to start (exit 2)');
+is(job_state($node, $id), 'ready:0', 'missing handler: the job was not claimed');
 $node->safe_psql('postgres', "SELECT jobq_cancel($id)");
 
 # --max N runs exactly N jobs; --burst drains and exits

@@ -235,20 +235,52 @@ flow_claim_abort(Worker *w, double now)
  * The backlog: claimed jobs waiting for a slot
  * ---------------------------------------------------------------------- */
 
+/*
+ * handler_gone
+ *		The handler could not be executed for job (it was removed, or lost
+ *		its execute permission, after the start-up check): the job is not to
+ *		blame, so it is released with its attempt given back instead of
+ *		failed, and the worker stops claiming (every other job would go the
+ *		same way) and exits WORKER_EXIT_HANDLER_GONE after its running jobs.
+ */
+static void
+handler_gone(Worker *w, Job *job, int exec_errno)
+{
+	Ack		   *a = jobq_xmalloc(sizeof(Ack));
+
+	wlog(w, "error", "handler \"%s\" cannot be executed: %s; releasing job %lld "
+		 "and stopping", w->handler_argv[0], strerror(exec_errno), job_id(job));
+	memset(a, 0, sizeof(*a));
+	a->job = *job;
+	a->kind = ACK_RELEASE;
+	a->outcome = "not-executable";
+	a->exit_code = -1;
+	flow_push_ack(w, a);
+	w->exit_code = WORKER_EXIT_HANDLER_GONE;
+	if (!w->stopping)
+		w->stop_deadline = now_mono() + w->grace;
+	w->stopping = true;
+}
+
 /* take jobs from the backlog (oldest first) into free slots */
 void
 flow_start_jobs(Worker *w)
 {
-	for (int i = 0; i < w->concurrency && w->nbacklog > 0; i++)
+	for (int i = 0; i < w->concurrency && w->nbacklog > 0 && !w->stopping; i++)
 	{
 		Slot	   *s = &w->slots[i];
 		Job			job;
+		int			exec_errno;
 
 		if (s->busy)
 			continue;
 		job = w->backlog[0];
 		memmove(w->backlog, w->backlog + 1, sizeof(Job) * (--w->nbacklog));
-		if (!handler_start(w, s, &job))
+		if (handler_start(w, s, &job, &exec_errno))
+			w->started_jobs++;
+		else if (exec_errno != 0)
+			handler_gone(w, &job, exec_errno);
+		else
 		{
 			Ack		   *a = jobq_xmalloc(sizeof(Ack));
 
@@ -259,8 +291,8 @@ flow_start_jobs(Worker *w)
 			a->exit_code = -1;
 			a->error = jobq_xstrdup("could not start the handler");
 			flow_push_ack(w, a);
+			w->started_jobs++;
 		}
-		w->started_jobs++;
 	}
 }
 

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -220,11 +221,12 @@ put_str(char **p, const char *end, const char *s)
  *		no handler of ours runs here); child_reset sets them to their
  *		defaults and unblocks them.  Never returns.
  */
-static void exec_child(Worker *w, int in, int out, int err, pid_t parent,
-					   char **env) __attribute__((noreturn));
+static void exec_child(Worker *w, int in, int out, int err, int status,
+					   pid_t parent, char **env) __attribute__((noreturn));
 
 static void
-exec_child(Worker *w, int in, int out, int err, pid_t parent, char **env)
+exec_child(Worker *w, int in, int out, int err, int status, pid_t parent,
+		   char **env)
 {
 	char		msg[600];
 	char	   *p = msg;
@@ -235,6 +237,9 @@ exec_child(Worker *w, int in, int out, int err, pid_t parent, char **env)
 	/* the pipes' own descriptors are close-on-exec, as are other slots' */
 	execvpe(w->handler_argv[0], w->handler_argv, env);
 	e = errno;
+	/* tell the worker why (status is close-on-exec: empty when exec worked) */
+	if (write(status, &e, sizeof(e)) < 0)
+		_exit(127);
 	put_str(&p, end, "jobq-worker: could not execute \"");
 	put_str(&p, end, w->handler_argv[0]);
 	put_str(&p, end, "\": ");
@@ -248,29 +253,115 @@ exec_child(Worker *w, int in, int out, int err, pid_t parent, char **env)
 /*
  * spawn_exec
  *		vfork and exec an executable handler with the job's environment;
- *		returns the child's pid, or -1 with errno set.  Every signal is
- *		blocked across the vfork, so that no handler of ours can run in the
- *		child while it shares our memory.
+ *		returns the child's pid, or -1 with errno set.  When the exec itself
+ *		failed (the handler vanished or lost its execute permission), the
+ *		child is reaped, -1 is returned and *exec_errno says why.  Every
+ *		signal is blocked across the vfork, so that no handler of ours can
+ *		run in the child while it shares our memory.
+ *
+ *		NB: vfork returns only once the child has exec'd or exited, so the
+ *		close-on-exec status pipe then holds the exec's errno or nothing:
+ *		reading it never waits.  A handler that runs and exits 126 or 127
+ *		itself is an ordinary failure; only a failed exec is not.
  */
 static pid_t
-spawn_exec(Worker *w, const Job *job, int in, int out, int err, pid_t parent)
+spawn_exec(Worker *w, const Job *job, int in, int out, int err, pid_t parent,
+		   int *exec_errno)
 {
 	char	  **env = job_environ(job);
+	int			status[2];
 	sigset_t	all,
 				old;
 	pid_t		pid;
 	int			e;
 
+	*exec_errno = 0;
+	if (pipe2(status, O_CLOEXEC) < 0)
+	{
+		e = errno;
+		free_environ(env);
+		errno = e;
+		return -1;
+	}
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = vfork();
 	if (pid == 0)
-		exec_child(w, in, out, err, parent, env);
+		exec_child(w, in, out, err, status[1], parent, env);
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	free_environ(env);
+	close(status[1]);
+	if (pid > 0)
+	{
+		int			child_errno;
+		ssize_t		n;
+
+		while ((n = read(status[0], &child_errno, sizeof(child_errno))) < 0 &&
+			   errno == EINTR)
+			;
+		if (n == (ssize_t) sizeof(child_errno))
+		{
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			*exec_errno = child_errno;
+			pid = -1;
+			e = child_errno;
+		}
+	}
+	close(status[0]);
 	errno = e;
 	return pid;
+}
+
+/*
+ * handler_executable
+ *		Whether the handler command can be executed, judged as execvp
+ *		would find it: a name with a '/' is the file, any other is looked
+ *		up in PATH.  On false, *why says what is wrong (static text).
+ */
+bool
+handler_executable(const char *cmd, const char **why)
+{
+	struct stat st;
+	const char *path;
+
+	if (strchr(cmd, '/') != NULL)
+	{
+		if (stat(cmd, &st) < 0)
+		{
+			*why = strerror(errno);
+			return false;
+		}
+		if (S_ISDIR(st.st_mode))
+		{
+			*why = strerror(EISDIR);
+			return false;
+		}
+		if (access(cmd, X_OK) < 0)
+		{
+			*why = strerror(errno);
+			return false;
+		}
+		return true;
+	}
+	path = getenv("PATH");
+	if (path == NULL || *path == '\0')
+		path = "/usr/local/bin:/bin:/usr/bin";
+	while (*path)
+	{
+		const char *colon = strchr(path, ':');
+		size_t		len = colon ? (size_t) (colon - path) : strlen(path);
+		char		file[4096];
+
+		if (snprintf(file, sizeof(file), "%.*s/%s", (int) len, len ? path : ".", cmd)
+			< (int) sizeof(file) &&
+			stat(file, &st) == 0 && !S_ISDIR(st.st_mode) && access(file, X_OK) == 0)
+			return true;
+		path += len + (colon ? 1 : 0);
+	}
+	*why = "not found in PATH";
+	return false;
 }
 
 
@@ -332,7 +423,9 @@ prefill_stdin(Slot *s, int in[2])
  * handler_start
  *		Start the handler for job in slot s, which takes ownership of job's
  *		fields.  Returns false when the process could not be started (the
- *		slot is then free again and the caller fails the job).
+ *		slot is then free again): with *exec_errno set when the handler
+ *		could not be executed (the caller releases the job and stops), 0
+ *		for any other reason (the caller fails the job).
  *
  *		An executable handler is started with vfork + exec: the worker's
  *		page tables are not copied and its memory is not made copy-on-write
@@ -341,7 +434,7 @@ prefill_stdin(Slot *s, int in[2])
  *		child's copy of the worker).
  */
 bool
-handler_start(Worker *w, Slot *s, const Job *job)
+handler_start(Worker *w, Slot *s, const Job *job, int *exec_errno)
 {
 	int			in[2] = {-1, -1},
 				out[2] = {-1, -1},
@@ -363,13 +456,15 @@ handler_start(Worker *w, Slot *s, const Job *job)
 	prefill_stdin(s, in);
 
 	fflush(NULL);
+	*exec_errno = 0;
 	if (w->callback == NULL)
-		pid = spawn_exec(w, job, in[0], out[1], err[1], parent);
+		pid = spawn_exec(w, job, in[0], out[1], err[1], parent, exec_errno);
 	else
 		pid = fork();
 	if (pid < 0)
 	{
-		wlog(w, "error", "could not fork: %s", strerror(errno));
+		if (*exec_errno == 0)
+			wlog(w, "error", "could not fork: %s", strerror(errno));
 		goto fail;
 	}
 	if (pid == 0)

@@ -306,6 +306,18 @@ worker_options(Worker *w, int argc, char **argv)
 		goto try_help;
 	}
 	w->handler_argv = argv + optind;
+	if (w->callback == NULL)
+	{
+		const char *why;
+
+		if (!handler_executable(w->handler_argv[0], &why))
+		{
+			fprintf(stderr, "%s: handler \"%s\" cannot be executed: %s\n",
+					progname, w->handler_argv[0], why);
+			free(w->queues);
+			return 2;
+		}
+	}
 	if (w->batch == 0)
 		w->batch = w->concurrency;
 	return -1;

@@ -53,6 +53,9 @@
 #define EXIT_RETRY_LATER	75		/* EX_TEMPFAIL */
 #define EXIT_PERMANENT		65		/* EX_DATAERR */
 
+/* jobq-worker's own exit status when the handler cannot be executed any more */
+#define WORKER_EXIT_HANDLER_GONE 4
+
 /* A ring that keeps the last STDERR_TAIL_BYTES bytes written to it. */
 typedef struct Ring
 {
@@ -255,7 +258,8 @@ extern void wlog(Worker *w, const char *level, const char *fmt,...)
 extern void log_job(Worker *w, const Ack *a, const char *state);
 
 /* handler.c */
-extern bool handler_start(Worker *w, Slot *s, const Job *job);
+extern bool handler_executable(const char *cmd, const char **why);
+extern bool handler_start(Worker *w, Slot *s, const Job *job, int *exec_errno);
 extern void handler_io(Worker *w, Slot *s, short in_ev, short out_ev, short err_ev);
 extern void handler_drain(Slot *s);
 extern void handler_kill(Worker *w, Slot *s, KillReason why);

@@ -1,4 +1,4 @@
-# t/015_worker_children.pl: each handler runs in its own process group,
+# t/022_worker_children.pl: each handler runs in its own process group,
 # and the group is killed when the handler exits, times out or the worker
 # stops: a handler that leaves "(sleep 20) &" behind leaves no sleep
 # running.

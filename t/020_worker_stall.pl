@@ -1,4 +1,4 @@
-# t/013_worker_stall.pl: the worker's TCP connection goes through a proxy
+# t/020_worker_stall.pl: the worker's TCP connection goes through a proxy
 # on loopback that, on command, stops forwarding without closing anything,
 # as a dead peer or a partitioned network does (no FIN, no RST).  During a
 # 40 s stall the worker logs the loss (a call with no answer within

@@ -1,4 +1,4 @@
-# t/016_worker_result.pl: what becomes of a handler's stdout
+# t/023_worker_result.pl: what becomes of a handler's stdout
 # (doc/jobq-worker.md, "Handler protocol"): stored as the result when it
 # fits; over 1 MiB of stdout, or over the server's jobq.max_payload_size,
 # the job still completes (its work is done) with a NULL result, and the

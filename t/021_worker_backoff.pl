@@ -1,4 +1,4 @@
-# t/014_worker_backoff.pl: a node that accepts connections but cannot
+# t/021_worker_backoff.pl: a node that accepts connections but cannot
 # write (default_transaction_read_only, as on a standby) makes the worker
 # back off: each attempt is refused at connect, the logged delays double
 # (0.5, 1, 2, 4, 8 s ... up to 30 s), and the number of attempts in a
