@@ -154,6 +154,41 @@ usage_error(const char *fmt, const char *arg)
 	finish(EXIT_USAGE);
 }
 
+/*
+ * bad_option
+ *		Say what getopt_long refused in arg, the argument it stopped at, and
+ *		exit 2: an option that needs a value and got none, a value given to
+ *		an option that takes none, or an unknown option.  optopt is the
+ *		option's val when getopt_long knew the option (for a long option an
+ *		O_* number, not a character: hence the look-up in longopts), the
+ *		character of an unknown short option, or 0 for an unknown long one.
+ */
+static void
+bad_option(const char *arg, int optopt)
+{
+	char		name[64];
+
+	for (const struct option *o = longopts; optopt != 0 && o->name; o++)
+	{
+		if (o->val != optopt)
+			continue;
+		if (strncmp(arg, "--", 2) == 0)
+			snprintf(name, sizeof(name), "--%s", o->name);
+		else
+			snprintf(name, sizeof(name), "-%c", optopt);
+		if (o->has_arg == no_argument)
+			usage_error("option %s takes no value", name);
+		usage_error("option %s needs a value", name);
+	}
+	if (optopt > 0 && optopt < 128 && strncmp(arg, "--", 2) != 0)
+	{
+		snprintf(name, sizeof(name), "-%c", optopt);
+		usage_error("unknown option \"%s\"", name);
+	}
+	snprintf(name, sizeof(name), "%.*s", (int) strcspn(arg, "="), arg);
+	usage_error("unknown option \"%s\"", name);
+}
+
 /* ----------------------------------------------------------------------
  * Database: every call goes through libjobq
  * ---------------------------------------------------------------------- */
@@ -1197,13 +1232,7 @@ main(int argc, char **argv)
 				break;
 			case '?':
 			case ':':
-				if (optopt)
-					fprintf(stderr, "%s: invalid option or missing value: -%c\n", progname, optopt);
-				else
-					fprintf(stderr, "%s: invalid option or missing value: %s\n", progname,
-							argv[optind - 1]);
-				fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
-				finish(EXIT_USAGE);
+				bad_option(argv[optind - 1], optopt);
 				break;
 			default:
 				opt[c] = optarg ? optarg : "";

@@ -86,6 +86,24 @@ parse_num(const char *arg, double min, double max, double *out)
 }
 
 /*
+ * count_opt
+ *		A whole number in [min, max] from the argument of option opt, or
+ *		false after saying on stderr what is wrong.
+ */
+static bool
+count_opt(const char *progname, const char *opt, const char *arg,
+		  double min, double max, double *out)
+{
+	if (!parse_num(arg, min, max, out) || *out != floor(*out))
+	{
+		fprintf(stderr, "%s: %s must be a whole number between %.0f and %.0f, not \"%s\"\n",
+				progname, opt, min, max, arg);
+		return false;
+	}
+	return true;
+}
+
+/*
  * duration_opt
  *		A duration in [min, max] seconds from the argument of option opt
  *		(JOBQ_DURATION_HELP), or false after saying on stderr what is wrong.
@@ -176,16 +194,23 @@ worker_options(Worker *w, int argc, char **argv)
 				w->conninfo = optarg;
 				break;
 			case 'q':
+				if (strlen(optarg) > JOBQ_QUEUE_NAME_MAX || !jobq_valid_queue_name(optarg))
+				{
+					fprintf(stderr, "%s: invalid queue name \"%s\" for --queue: at most %d bytes "
+							"of lowercase letters and digits, with single '_' or '-' between "
+							"them\n", progname, optarg, JOBQ_QUEUE_NAME_MAX);
+					goto try_help;
+				}
 				w->queues[w->nqueues++] = optarg;
 				break;
 			case 'c':
-				if (!parse_num(optarg, 1, 1000, &v) || v != floor(v))
-					goto bad_value;
+				if (!count_opt(progname, "--concurrency", optarg, 1, 1000, &v))
+					goto try_help;
 				w->concurrency = (int) v;
 				break;
 			case 'b':
-				if (!parse_num(optarg, 1, JOBQ_CLAIM_MAX, &v) || v != floor(v))
-					goto bad_value;
+				if (!count_opt(progname, "--batch", optarg, 1, JOBQ_CLAIM_MAX, &v))
+					goto try_help;
 				w->batch = (int) v;
 				break;
 			case 'l':
@@ -210,8 +235,8 @@ worker_options(Worker *w, int argc, char **argv)
 				w->max_jobs = 1;
 				break;
 			case 4:
-				if (!parse_num(optarg, 1, 1e15, &v) || v != floor(v))
-					goto bad_value;
+				if (!count_opt(progname, "--max", optarg, 1, 1e15, &v))
+					goto try_help;
 				w->max_jobs = (long) v;
 				break;
 			case 5:
@@ -323,8 +348,9 @@ worker_options(Worker *w, int argc, char **argv)
 	return -1;
 
 bad_value:
-	fprintf(stderr, "%s: invalid value \"%s\" for option %s\n", progname, optarg,
-			argv[optind - 1]);
+	for (const struct option *o = longopts; o->name; o++)
+		if (o->val == c)
+			fprintf(stderr, "%s: invalid value \"%s\" for --%s\n", progname, optarg, o->name);
 try_help:
 	fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
 	free(w->queues);
