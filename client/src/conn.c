@@ -581,9 +581,9 @@ jobq_set_call_timeout(JobqConn *conn, int timeout_ms)
 	return JOBQ_OK;
 }
 
-/* monotonic milliseconds */
-static int64_t
-mono_ms(void)
+/* jobq_now_ms: monotonic milliseconds, immune to wall-clock steps */
+int64_t
+jobq_now_ms(void)
 {
 	struct timespec ts;
 
@@ -620,7 +620,7 @@ void
 jobq_call_started(JobqConn *conn, int extra_ms)
 {
 	conn->call_deadline = conn->call_timeout_ms > 0 ?
-		mono_ms() + conn->call_timeout_ms + (extra_ms > 0 ? extra_ms : 0) : 0;
+		jobq_now_ms() + conn->call_timeout_ms + (extra_ms > 0 ? extra_ms : 0) : 0;
 }
 
 /*
@@ -633,7 +633,7 @@ jobq_call_expired(JobqConn *conn)
 {
 	int			ms = conn->call_timeout_ms;
 
-	if (conn->call_deadline == 0 || mono_ms() < conn->call_deadline)
+	if (conn->call_deadline == 0 || jobq_now_ms() < conn->call_deadline)
 		return 0;
 	drop_session(conn);
 	jobq_set_error(conn, JOBQ_ERR_CONNECTION,
@@ -660,7 +660,7 @@ jobq_await(JobqConn *conn)
 
 		if (conn->call_deadline != 0)
 		{
-			int64_t		ms = conn->call_deadline - mono_ms();
+			int64_t		ms = conn->call_deadline - jobq_now_ms();
 
 			if (ms <= 0)
 				return jobq_call_expired(conn) ? JOBQ_ERR : JOBQ_OK;

@@ -172,6 +172,7 @@ PGresult   *jobq_exec_within(JobqConn *conn, JobqStmt stmt, int nparams,
 							 int extra_ms);
 
 /* the call timeout (conn.c) */
+int64_t		jobq_now_ms(void);
 void		jobq_call_started(JobqConn *conn, int extra_ms);
 int			jobq_call_expired(JobqConn *conn);
 int			jobq_await(JobqConn *conn);

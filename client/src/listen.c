@@ -27,19 +27,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "jobq-int.h"
-
-/* monotonic milliseconds, immune to wall-clock steps */
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* drain_notifies: consume every queued notification; 1 if there was any */
 static int
@@ -208,11 +197,11 @@ jobq_wait_for_work(JobqConn *conn, const char *const *queues, int nqueues,
 	if (drain_notifies(conn))
 		return 1;
 
-	deadline = now_ms() + timeout_ms;
+	deadline = jobq_now_ms() + timeout_ms;
 	for (;;)
 	{
 		struct pollfd pfd;
-		int64_t		left = deadline - now_ms();
+		int64_t		left = deadline - jobq_now_ms();
 		int			r;
 
 		if (left <= 0)
