@@ -49,6 +49,7 @@
  */
 #include "jobq.h"
 
+#include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -344,6 +345,24 @@ jobq_check_jobs(Datum ids, JobqQueuePriv priv)
 	jobq_spi_finish();
 }
 
+/* what keep_allowed_row needs */
+typedef struct AllowedFilter
+{
+	int			col;			/* the queue's column in the statement */
+	JobqQueuePriv priv;
+	Oid			caller;
+} AllowedFilter;
+
+static bool
+keep_allowed_row(HeapTuple row, TupleDesc rowdesc, void *arg)
+{
+	AllowedFilter *f = (AllowedFilter *) arg;
+	bool		isnull;
+	Datum		queue = heap_getattr(row, f->col, rowdesc, &isnull);
+
+	return !isnull && queue_allowed(DatumGetTextPP(queue), f->priv, f->caller);
+}
+
 /*
  * jobq_srf_put_spi_allowed
  *	  jobq_srf_put_spi (by_name: jobq_srf_put_spi_by_name), leaving out
@@ -354,47 +373,10 @@ void
 jobq_srf_put_spi_allowed(Tuplestorestate *store, TupleDesc desc, int col,
 						 JobqQueuePriv priv, bool by_name)
 {
-	SPITupleTable *tt = SPI_tuptable;
-	uint64		n = SPI_processed;
-	int		   *from;
-	Datum	   *values;
-	bool	   *nulls;
-	bool		isnull;
+	AllowedFilter f = {col, priv, GetOuterUserId()};
+	bool		all = likely(!grants_exist()) || caller_exempt(f.caller);
 
-	if (likely(!grants_exist()) || caller_exempt(GetOuterUserId()))
-	{
-		if (by_name)
-			jobq_srf_put_spi_by_name(store, desc);
-		else
-			jobq_srf_put_spi(store, desc);
-		return;
-	}
-	if (!by_name && tt->tupdesc->natts != desc->natts)
-		elog(ERROR, "jobq: statement returned %d columns, expected %d",
-			 tt->tupdesc->natts, desc->natts);
-	from = palloc(sizeof(int) * desc->natts);
-	for (int c = 0; c < desc->natts; c++)
-	{
-		from[c] = by_name ? SPI_fnumber(tt->tupdesc, NameStr(TupleDescAttr(desc, c)->attname)) : c + 1;
-		if (from[c] <= 0)
-			elog(ERROR, "jobq: statement returned no column \"%s\"",
-				 NameStr(TupleDescAttr(desc, c)->attname));
-	}
-	values = palloc(sizeof(Datum) * desc->natts);
-	nulls = palloc(sizeof(bool) * desc->natts);
-	for (uint64 i = 0; i < n; i++)
-	{
-		text	   *queue = DatumGetTextPP(SPI_getbinval(tt->vals[i], tt->tupdesc, col, &isnull));
-
-		if (!queue_allowed(queue, priv, GetOuterUserId()))
-			continue;
-		for (int c = 0; c < desc->natts; c++)
-			values[c] = SPI_getbinval(tt->vals[i], tt->tupdesc, from[c], &nulls[c]);
-		tuplestore_putvalues(store, desc, values, nulls);
-	}
-	pfree(from);
-	pfree(values);
-	pfree(nulls);
+	jobq_srf_put_spi_rows(store, desc, by_name, all ? NULL : keep_allowed_row, &f);
 }
 
 /*
@@ -448,6 +430,27 @@ grant_args(FunctionCallInfo fcinfo, Datum *args)
 }
 
 /*
+ * change_grant
+ *	  Run the grant or revoke statement st with the validated arguments of
+ *	  fcinfo; true when it changed a row.
+ */
+static bool
+change_grant(FunctionCallInfo fcinfo, int st, int expected)
+{
+	Datum		args[3];
+	bool		changed;
+	int			rc;
+
+	jobq_spi_connect();
+	grant_args(fcinfo, args);
+	rc = SPI_execute_plan(jobq_plan(&jobq_grants_statements, st), args, NULL, false, 0);
+	jobq_spi_check(rc, expected, st == ST_GRANT ? "grant" : "revoke");
+	changed = SPI_processed > 0;	/* NB: SPI_finish resets SPI_processed */
+	jobq_spi_finish();
+	return changed;
+}
+
+/*
  * jobq_grant(queue, role, privilege) -> boolean
  *	  Grant role privilege on queue; false when it already had it.  The
  *	  first grant of a database turns the checks on for every queue.
@@ -455,18 +458,7 @@ grant_args(FunctionCallInfo fcinfo, Datum *args)
 Datum
 jobq_grant(PG_FUNCTION_ARGS)
 {
-	Datum		args[3];
-	bool		done;
-	int			rc;
-
-	jobq_spi_connect();
-	grant_args(fcinfo, args);
-	rc = SPI_execute_plan(jobq_plan(&jobq_grants_statements, ST_GRANT),
-						  args, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_INSERT, "grant");
-	done = SPI_processed > 0;
-	jobq_spi_finish();
-	PG_RETURN_BOOL(done);
+	PG_RETURN_BOOL(change_grant(fcinfo, ST_GRANT, SPI_OK_INSERT));
 }
 
 /*
@@ -477,18 +469,7 @@ jobq_grant(PG_FUNCTION_ARGS)
 Datum
 jobq_revoke(PG_FUNCTION_ARGS)
 {
-	Datum		args[3];
-	bool		done;
-	int			rc;
-
-	jobq_spi_connect();
-	grant_args(fcinfo, args);
-	rc = SPI_execute_plan(jobq_plan(&jobq_grants_statements, ST_REVOKE),
-						  args, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_DELETE, "revoke");
-	done = SPI_processed > 0;
-	jobq_spi_finish();
-	PG_RETURN_BOOL(done);
+	PG_RETURN_BOOL(change_grant(fcinfo, ST_REVOKE, SPI_OK_DELETE));
 }
 
 /*

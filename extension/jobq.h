@@ -168,6 +168,10 @@ extern void jobq_spi_check(int rc, int expected, const char *what);
 extern Tuplestorestate *jobq_srf_begin(FunctionCallInfo fcinfo, TupleDesc *tupdesc);
 extern void jobq_srf_put_spi(Tuplestorestate *store, TupleDesc desc);
 extern void jobq_srf_put_spi_by_name(Tuplestorestate *store, TupleDesc desc);
+extern int *jobq_spi_column_map(TupleDesc desc, bool by_name);
+extern void jobq_srf_put_spi_rows(Tuplestorestate *store, TupleDesc desc, bool by_name,
+								  bool (*keep) (HeapTuple row, TupleDesc rowdesc, void *arg),
+								  void *arg);
 extern int64 jobq_spi_getint64(uint64 row, int col, bool *isnull);
 extern void *jobq_xact_array_grow(void *array, int *cap, Size elemsize);
 extern bool jobq_spi_getbool(uint64 row, int col, bool *isnull);

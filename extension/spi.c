@@ -207,6 +207,33 @@ jobq_srf_begin(FunctionCallInfo fcinfo, TupleDesc *tupdesc)
 }
 
 /*
+ * jobq_spi_column_map
+ *	  For each column of desc, the column (1-based) of the last SPI result
+ *	  that fills it: the same position, or with by_name the column of the
+ *	  same name, wherever it is.  A mismatch is a bug in our fixed SQL,
+ *	  hence elog.
+ */
+int *
+jobq_spi_column_map(TupleDesc desc, bool by_name)
+{
+	TupleDesc	from_desc = SPI_tuptable->tupdesc;
+	int		   *from = palloc(sizeof(int) * desc->natts);
+
+	if (!by_name && from_desc->natts != desc->natts)
+		elog(ERROR, "jobq: statement returned %d columns, expected %d",
+			 from_desc->natts, desc->natts);
+	for (int c = 0; c < desc->natts; c++)
+	{
+		const char *name = NameStr(TupleDescAttr(desc, c)->attname);
+
+		from[c] = by_name ? SPI_fnumber(from_desc, name) : c + 1;
+		if (from[c] <= 0)
+			elog(ERROR, "jobq: statement returned no column \"%s\"", name);
+	}
+	return from;
+}
+
+/*
  * jobq_srf_put_spi
  *	  Append every row of the last SPI result to store.  The statement's
  *	  columns must match desc in number and type; a mismatch is a bug in
@@ -245,21 +272,35 @@ jobq_srf_put_spi(Tuplestorestate *store, TupleDesc desc)
 void
 jobq_srf_put_spi_by_name(Tuplestorestate *store, TupleDesc desc)
 {
+	jobq_srf_put_spi_rows(store, desc, true, NULL, NULL);
+}
+
+/*
+ * jobq_srf_put_spi_rows
+ *	  Append the rows of the last SPI result for which keep(row, arg) is
+ *	  true (every row when keep is NULL), their columns taken by position
+ *	  or by name (jobq_spi_column_map).  keep may run SPI statements of
+ *	  its own, at a new SPI level.
+ */
+void
+jobq_srf_put_spi_rows(Tuplestorestate *store, TupleDesc desc, bool by_name,
+					  bool (*keep) (HeapTuple row, TupleDesc rowdesc, void *arg), void *arg)
+{
 	SPITupleTable *tt = SPI_tuptable;
-	int		   *from = palloc(sizeof(int) * desc->natts);
-	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
-	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+	uint64		n = SPI_processed;
+	int		   *from;
+	Datum	   *values;
+	bool	   *nulls;
 
-	for (int c = 0; c < desc->natts; c++)
+	if (tt == NULL)
+		return;
+	from = jobq_spi_column_map(desc, by_name);
+	values = palloc(sizeof(Datum) * desc->natts);
+	nulls = palloc(sizeof(bool) * desc->natts);
+	for (uint64 i = 0; i < n; i++)
 	{
-		const char *name = NameStr(TupleDescAttr(desc, c)->attname);
-
-		from[c] = SPI_fnumber(tt->tupdesc, name);
-		if (from[c] <= 0)
-			elog(ERROR, "jobq: statement returned no column \"%s\"", name);
-	}
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
+		if (keep != NULL && !keep(tt->vals[i], tt->tupdesc, arg))
+			continue;
 		for (int c = 0; c < desc->natts; c++)
 			values[c] = SPI_getbinval(tt->vals[i], tt->tupdesc, from[c], &nulls[c]);
 		tuplestore_putvalues(store, desc, values, nulls);
