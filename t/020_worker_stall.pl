@@ -5,6 +5,9 @@
 # --db-timeout), keeps trying to reconnect with backoff, reconnects once
 # the stall ends, heartbeats the job it still runs (the lease outlives the
 # stall), and the job runs once and completes with its first attempt.
+# A second stall outlasts the lease: the late completion is refused as
+# stale and logged.  (doc/reliability.md F5: the worker's connection, its
+# LISTEN session, black-holed.)
 use strict;
 use warnings;
 use IO::Select;

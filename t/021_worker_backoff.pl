@@ -4,6 +4,7 @@
 # (0.5, 1, 2, 4, 8 s ... up to 30 s), and the number of attempts in a
 # window stays bounded (it was two a second, for ever).  SIGHUP ends the
 # wait; once the node is writable again the worker claims.
+# (doc/reliability.md F4: a read-only node is a wrong node.)
 use strict;
 use warnings;
 use PostgreSQL::Test::Utils;
