@@ -407,10 +407,6 @@ jobq_relay_round(void)
 		for (int i = 0; i < n; i++)
 			jobq_send_notify(names[i], strlen(names[i]));
 	CommitTransactionCommand();
-#if PG_VERSION_NUM < 150000
-	/* before 15, a process outside a client session signals listeners itself */
-	ProcessCompletedNotifies();
-#endif
 	last_round = GetCurrentTimestamp();
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
