@@ -19,14 +19,23 @@
 static const size_t enqueue_opts_sizes[] = JOBQ_ENQUEUE_OPTS_SIZES;
 
 /*
- * check_enqueue_opts: validate opts (never NULL here) for a call that
- * enqueues; allow_key = 0 for the batch form, whose keys come separately.
- * Fills the interval buffer and the text forms of the numbers.
+ * enqueue_args: the arguments both enqueue calls share.  Copies the
+ * caller's options (NULL: none) over *local, which holds the defaults, and
+ * validates the queue name and the options; allow_key = 0 for the batch
+ * form, whose keys come separately.  Fills the interval buffer and the
+ * text forms of the numbers.
  */
 static int
-check_enqueue_opts(JobqConn *conn, const JobqEnqueueOpts *opts, int allow_key,
-				   char *delay, char *prio, char *maxatt)
+enqueue_args(JobqConn *conn, const char *queue, const JobqEnqueueOpts *given,
+			 JobqEnqueueOpts *local, int allow_key,
+			 char *delay, char *prio, char *maxatt)
 {
+	const JobqEnqueueOpts *opts = local;
+
+	if (jobq_copy_opts(conn, "JobqEnqueueOpts", given, local, enqueue_opts_sizes,
+					   lengthof(enqueue_opts_sizes)) != JOBQ_OK ||
+		jobq_check_queue(conn, queue) != JOBQ_OK)
+		return JOBQ_ERR;
 	if (opts->delay_s != -1 &&
 		jobq_check_range(conn, "delay_s", opts->delay_s, 0, JOBQ_DELAY_MAX_S) != JOBQ_OK)
 		return JOBQ_ERR;
@@ -96,13 +105,9 @@ jobq_enqueue(JobqConn *conn, const char *queue, const char *payload,
 	if (conn == NULL)
 		return JOBQ_ERR;
 	jobq_clear_error(conn);
-	if (jobq_copy_opts(conn, "JobqEnqueueOpts", opts, &local, enqueue_opts_sizes,
-					   lengthof(enqueue_opts_sizes)) != JOBQ_OK)
+	if (enqueue_args(conn, queue, opts, &local, 1, delay, prio, maxatt) != JOBQ_OK)
 		return JOBQ_ERR;
 	opts = &local;
-	if (jobq_check_queue(conn, queue) != JOBQ_OK ||
-		check_enqueue_opts(conn, opts, 1, delay, prio, maxatt) != JOBQ_OK)
-		return JOBQ_ERR;
 	json = jobq_copy_json(conn, "payload", payload, payload_len);
 	if (json == NULL)
 		return JOBQ_ERR;
@@ -154,13 +159,9 @@ jobq_enqueue_batch(JobqConn *conn, const char *queue, size_t n,
 	if (conn == NULL)
 		return JOBQ_ERR;
 	jobq_clear_error(conn);
-	if (jobq_copy_opts(conn, "JobqEnqueueOpts", opts, &local, enqueue_opts_sizes,
-					   lengthof(enqueue_opts_sizes)) != JOBQ_OK)
+	if (enqueue_args(conn, queue, opts, &local, 0, delay, prio, maxatt) != JOBQ_OK)
 		return JOBQ_ERR;
 	opts = &local;
-	if (jobq_check_queue(conn, queue) != JOBQ_OK ||
-		check_enqueue_opts(conn, opts, 0, delay, prio, maxatt) != JOBQ_OK)
-		return JOBQ_ERR;
 	if (jobq_check_range(conn, "batch size", (long long) n, 1,
 						 JOBQ_ENQUEUE_BATCH_MAX) != JOBQ_OK)
 		return JOBQ_ERR;

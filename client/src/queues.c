@@ -105,39 +105,44 @@ run_void(JobqConn *conn, JobqStmt stmt, int nparams, const char *const *values)
 }
 
 /*
- * jobq_create_queue: see jobq-client.h.  Every setting is passed, NULL
- * for those not given: the server then takes its default.
+ * queue_settings_call
+ *	  Run STMT (create or alter) with the queue and every setting, NULL for
+ *	  those not given: the server then takes its default (create) or keeps
+ *	  the setting (alter).
+ */
+static int
+queue_settings_call(JobqConn *conn, JobqStmt stmt, const char *queue,
+					const JobqQueueOpts *opts)
+{
+	char		bufs[NQUEUE_OPTS][32];
+	const char *values[NQUEUE_OPTS + 1];
+
+	if (conn == NULL)
+		return JOBQ_ERR;
+	jobq_clear_error(conn);
+	if (jobq_check_queue(conn, queue) != JOBQ_OK ||
+		queue_opt_values(conn, opts, bufs, values + 1) != JOBQ_OK)
+		return JOBQ_ERR;
+	values[0] = queue;
+	return run_void(conn, stmt, NQUEUE_OPTS + 1, values);
+}
+
+/*
+ * jobq_create_queue: see jobq-client.h.
  */
 int
 jobq_create_queue(JobqConn *conn, const char *queue, const JobqQueueOpts *opts)
 {
-	char		bufs[NQUEUE_OPTS][32];
-	const char *values[NQUEUE_OPTS + 1];
-
-	if (conn == NULL)
-		return JOBQ_ERR;
-	jobq_clear_error(conn);
-	if (jobq_check_queue(conn, queue) != JOBQ_OK ||
-		queue_opt_values(conn, opts, bufs, values + 1) != JOBQ_OK)
-		return JOBQ_ERR;
-	values[0] = queue;
-	return run_void(conn, STMT_CREATE_QUEUE, NQUEUE_OPTS + 1, values);
+	return queue_settings_call(conn, STMT_CREATE_QUEUE, queue, opts);
 }
 
+/*
+ * jobq_alter_queue: see jobq-client.h.
+ */
 int
 jobq_alter_queue(JobqConn *conn, const char *queue, const JobqQueueOpts *opts)
 {
-	char		bufs[NQUEUE_OPTS][32];
-	const char *values[NQUEUE_OPTS + 1];
-
-	if (conn == NULL)
-		return JOBQ_ERR;
-	jobq_clear_error(conn);
-	if (jobq_check_queue(conn, queue) != JOBQ_OK ||
-		queue_opt_values(conn, opts, bufs, values + 1) != JOBQ_OK)
-		return JOBQ_ERR;
-	values[0] = queue;
-	return run_void(conn, STMT_ALTER_QUEUE, NQUEUE_OPTS + 1, values);
+	return queue_settings_call(conn, STMT_ALTER_QUEUE, queue, opts);
 }
 
 int
