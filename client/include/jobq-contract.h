@@ -145,4 +145,36 @@
 	X(dead_retention, SECONDS, 0, JOBQ_RETENTION_MAX_S, 14 * 86400) \
 	X(notify, BOOLEAN, 0, 1, 1)
 
+/*
+ * JOBQ_METRIC_COUNTERS(X): what the metrics count per queue and time
+ * bucket, as X(name), in the order of the counters bigint[] of the metrics
+ * tables and of jobq_metrics().  enqueued: jobs committed into the queue;
+ * claimed: attempts started; completed, dead, cancelled: jobs that ended
+ * so; retried: failed attempts put back for another; lease_expired:
+ * attempts whose lease a sweep ended; stale_acks: completes or fails
+ * refused for a wrong or old token.
+ */
+#define JOBQ_METRIC_COUNTERS(X) \
+	X(enqueued) \
+	X(claimed) \
+	X(completed) \
+	X(retried) \
+	X(dead) \
+	X(cancelled) \
+	X(lease_expired) \
+	X(stale_acks)
+
+/*
+ * The latency histograms of the metrics (wait: ready to first claim; run:
+ * claim to finish), one fixed log-scale layout so that any two can be
+ * added.  JOBQ_HIST_EDGES_MS(X) gives the upper edges, in milliseconds and
+ * exclusive, of every bucket but the last: bucket 0 holds [0, 1 ms),
+ * bucket i holds [edge(i-1), edge(i)), and bucket JOBQ_HIST_BUCKETS - 1
+ * holds 1 hour and more.
+ */
+#define JOBQ_HIST_EDGES_MS(X) \
+	X(1) X(3) X(10) X(30) X(100) X(300) X(1000) X(3000) X(10000) \
+	X(30000) X(60000) X(300000) X(600000) X(1800000) X(3600000)
+#define JOBQ_HIST_BUCKETS 16
+
 #endif							/* JOBQ_CONTRACT_H */
