@@ -107,7 +107,8 @@ client-clean:
 
 # Version drift is a build error: the control file, the newest version a
 # script reaches (an install script's or an upgrade script's target) and the
-# changelog must agree; a released script never changes: each one is
+# changelogs (CHANGELOG.md, debian/changelog's upstream version) and META.json
+# (test/check-meta.py) must agree; a released script never changes: each one is
 # compared with the checksum it had when it was released (RELEASED:
 # script:sha256, where script is "0.1.0" for jobq--0.1.0.sql or
 # "0.1.0--0.2.0" for an upgrade script; 0.1.0 was released at commit
@@ -121,9 +122,11 @@ checkver:
 	log=$$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' CHANGELOG.md | head -1); \
 	client=$$(sed -n 's/^\#define JOBQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' \
 		client/include/jobq-client.h | paste -sd.); \
-	if [ "$$ctl" != "$$newest" ] || [ "$$ctl" != "$$log" ] || [ "$$ctl" != "$$client" ]; then \
-		echo "version drift: jobq.control=$$ctl newest script=$$newest CHANGELOG=$$log client/include/jobq-client.h=$$client"; exit 1; \
+	deb=$$(sed -n '1s/^jobq (\([0-9.]*\)\(-[0-9a-z.~+]*\)\{0,1\}).*/\1/p' debian/changelog); \
+	if [ "$$ctl" != "$$newest" ] || [ "$$ctl" != "$$log" ] || [ "$$ctl" != "$$client" ] || [ "$$ctl" != "$$deb" ]; then \
+		echo "version drift: jobq.control=$$ctl newest script=$$newest CHANGELOG=$$log client/include/jobq-client.h=$$client debian/changelog=$$deb"; exit 1; \
 	fi; \
+	python3 test/check-meta.py >/dev/null || { python3 test/check-meta.py; exit 1; }; \
 	for r in $(RELEASED); do \
 		v=$${r%%:*}; sum=$${r#*:}; \
 		echo "$$sum  extension/jobq--$$v.sql" | sha256sum --status -c - || \

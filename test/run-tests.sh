@@ -2,10 +2,13 @@
 # test/run-tests.sh: build, install and run jobq's test suites.
 #
 #   test/run-tests.sh [SUITE...]   SUITE: regress isolation client tap docs examples stress bench
+#                                  packages
 #                                  (default: all of them; bench proves the benchmark
 #                                  harness runs, it asserts no speed; docs checks
 #                                  the documentation against the code; examples
-#                                  runs examples/ in every language)
+#                                  runs examples/ in every language; packages
+#                                  builds, installs, uses and purges the
+#                                  Debian packages: root only)
 #
 # Run as root (CI) or as a user that can `make install` into pg_config's
 # directories.  PostgreSQL refuses to run as root, so the suites run as the
@@ -20,7 +23,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(regress isolation client tap docs examples stress bench)
+[ ${#suites[@]} -eq 0 ] && suites=(regress isolation client tap docs examples stress bench packages)
 
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
@@ -119,6 +122,8 @@ for s in "${suites[@]}"; do
 		run_suite root:stress "$here/stress/run.sh" ;;
 	bench)
 		run_suite root:bench "$here/bench/ci-smoke.sh" --quick ;;
+	packages)
+		run_suite root:packages "$here/test/package-test.sh" ;;
 	*)
 		echo "unknown suite $s" >&2; exit 2 ;;
 	esac
