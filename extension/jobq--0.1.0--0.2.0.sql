@@ -281,6 +281,35 @@ COMMENT ON FUNCTION @extschema@.jobq_grants(text) IS
 
 
 /* ========================================================================
+ * Cron expressions: jobq_cron_next() (issue 17).
+ *
+ * The next fire times of a cron expression in a time zone, for preview
+ * and validation (extension/cron.c; the grammar and the daylight saving
+ * rules are in doc/sql.md, "Cron expressions").  Pure: it reads no table,
+ * only PostgreSQL's tz data, so it runs with the caller's rights and
+ * every jobq role may call it.  STABLE, not IMMUTABLE: the tz data may
+ * change under it with an operating system update.  Not STRICT: a NULL
+ * anchor means the Unix epoch, a NULL tz UTC.
+ * ======================================================================== */
+
+CREATE FUNCTION @extschema@.jobq_cron_next(expr text, tz text DEFAULT 'UTC',
+                                           after timestamptz DEFAULT pg_catalog.now(),
+                                           n integer DEFAULT 1,
+                                           anchor timestamptz DEFAULT NULL)
+RETURNS SETOF timestamptz
+AS 'MODULE_PATHNAME', 'jobq_cron_next_sql'
+LANGUAGE C STABLE PARALLEL SAFE SECURITY INVOKER ROWS 1
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_cron_next(text, text, timestamptz, integer, timestamptz) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_cron_next(text, text, timestamptz, integer, timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_cron_next(text, text, timestamptz, integer, timestamptz)
+TO jobq_producer, jobq_worker, jobq_monitor, jobq_admin, jobq_reader;
+COMMENT ON FUNCTION @extschema@.jobq_cron_next(text, text, timestamptz, integer, timestamptz) IS
+    'The next fire times of a cron expression in a time zone, strictly after a time (preview and validation).';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

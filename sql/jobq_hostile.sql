@@ -94,13 +94,13 @@ SELECT * FROM jobq_sweep();
 SELECT count(*) AS shadow_calls FROM regress_side_effects;
 SELECT jobq_drop_queue('hostile', force => true);
 -- the reinstalled objects pass the X4 audit again (every function but
--- jobq_wait_stats, jobq_limits, jobq_server_version, jobq._statement and
--- the trigger function queues_changed, which touch no jobq table, is
--- SECURITY DEFINER)
+-- jobq_wait_stats, jobq_limits, jobq_server_version, jobq._statement,
+-- jobq_cron_next and the trigger function queues_changed, which touch no
+-- jobq table, is SECURITY DEFINER)
 SELECT count(*) AS functions,
        count(*) FILTER (WHERE (p.prosecdef OR p.proname IN ('jobq_wait_stats', 'jobq_limits',
                                                             'jobq_server_version', '_statement',
-                                                            'queues_changed'))
+                                                            'jobq_cron_next', 'queues_changed'))
                         AND pg_get_userbyid(p.proowner) = 'jobq_owner'
                         AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
                         AND NOT has_function_privilege('public', p.oid, 'EXECUTE')) AS audited

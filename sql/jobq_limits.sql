@@ -80,7 +80,12 @@ INSERT INTO regress_limit_calls (limit_name, stmt, at, past) VALUES
  ('sweep_max_rows', $$SELECT jobq_sweep('lim', %s)$$, 'v', 'v + 1'),
  ('sweep_max_rows', $$SELECT jobq_sweep('lim', %s)$$, '1', '0'),
  ('list_max_rows', $$SELECT jobq_list('lim', max_rows => %s)$$, 'v', 'v + 1'),
- ('list_max_rows', $$SELECT jobq_list('lim', max_rows => %s)$$, '1', '0');
+ ('list_max_rows', $$SELECT jobq_list('lim', max_rows => %s)$$, '1', '0'),
+ ('cron_expr_max', $$SELECT jobq_cron_next(repeat(' ', %s - 9) || '0 * * * *')$$, 'v', 'v + 1'),
+ ('cron_every_min', $$SELECT jobq_cron_next('@every ' || %s || 's')$$, 'v', 'v - 1'),
+ ('cron_every_max', $$SELECT jobq_cron_next('@every ' || %s || 's')$$, 'v', 'v + 1'),
+ ('cron_next_max', $$SELECT count(*) FROM jobq_cron_next('* * * * *', n => %s)$$, 'v', 'v + 1'),
+ ('cron_next_max', $$SELECT count(*) FROM jobq_cron_next('* * * * *', n => %s)$$, '1', '0');
 
 -- (evaluates at and past with v bound to the limit)
 CREATE FUNCTION regress_bound(expr text, v bigint) RETURNS bigint LANGUAGE plpgsql AS $$

@@ -101,7 +101,10 @@ INSERT INTO regress_priv_calls VALUES
      $$SELECT jobq_grant('prv', 'regress_jobq_nobody', 'inspect')$$),
  (39, 'revoke', 'jobq_revoke(text,text,text)',
      $$SELECT jobq_revoke('prv', 'regress_jobq_nobody', 'inspect')$$),
- (40, 'grants', 'jobq_grants(text)', $$SELECT jobq_grants()$$);
+ (40, 'grants', 'jobq_grants(text)', $$SELECT jobq_grants()$$),
+ -- cron expressions: pure, every jobq role may preview them
+ (41, 'cron_next', 'jobq_cron_next(text,text,timestamptz,integer,timestamptz)',
+     $$SELECT jobq_cron_next('* * * * *')$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

@@ -71,6 +71,13 @@
 										 * enqueues into (each holds a lock
 										 * to its end); past it 54000 */
 
+/* Cron expressions (extension/cron.c) */
+#define JOBQ_CRON_EXPR_MAX 512			/* bytes of one expression */
+#define JOBQ_CRON_EVERY_MIN_S 1			/* @every: shortest interval */
+#define JOBQ_CRON_EVERY_MAX_S 2678400	/* @every: longest, 31 days */
+#define JOBQ_CRON_NEXT_MAX 1000			/* fire times one jobq_cron_next
+										 * call returns (its n) */
+
 /*
  * 0.1.0's limit on the queues of a waiting claim.  A waiting claim now takes
  * as many queues as any claim (each waiter slot holds JOBQ_CLAIM_QUEUES_MAX
@@ -112,7 +119,11 @@
 	X("complete_batch_max", JOBQ_COMPLETE_BATCH_MAX, "count") \
 	X("sweep_max_rows", JOBQ_SWEEP_MAX_ROWS, "count") \
 	X("list_max_rows", JOBQ_LIST_MAX_ROWS, "count") \
-	X("queues_per_xact_max", JOBQ_QUEUES_PER_XACT_MAX, "count")
+	X("queues_per_xact_max", JOBQ_QUEUES_PER_XACT_MAX, "count") \
+	X("cron_expr_max", JOBQ_CRON_EXPR_MAX, "bytes") \
+	X("cron_every_min", JOBQ_CRON_EVERY_MIN_S, "seconds") \
+	X("cron_every_max", JOBQ_CRON_EVERY_MAX_S, "seconds") \
+	X("cron_next_max", JOBQ_CRON_NEXT_MAX, "count")
 
 /*
  * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),
