@@ -15,6 +15,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "list_filter.h"
 
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
@@ -22,6 +23,7 @@
 PG_FUNCTION_INFO_V1(jobq_stats);
 PG_FUNCTION_INFO_V1(jobq_job);
 PG_FUNCTION_INFO_V1(jobq_list);
+PG_FUNCTION_INFO_V1(jobq_list_0_2);
 PG_FUNCTION_INFO_V1(jobq_wait_stats);
 
 /*
@@ -41,8 +43,79 @@ enum
 	ST_STATS,
 	ST_JOB,
 	ST_LIST,
+	ST_LIST_LIVE,
+	ST_LIST_LIVE_KEY,
+	ST_LIST_LIVE_IDS,
+	ST_LIST_HISTORY,
+	ST_LIST_HISTORY_IDS,
 	NUM_STATEMENTS
 };
+
+/*
+ * jobq_list 0.2 (jobq_list_0_2).  One statement per variant of the filter
+ * (list_filter.h): the filter's parameters $1 .. $13, then $14, $15 the
+ * cursor (finished_at, id; NULL: from the start), $16 how many rows of
+ * the index range to read at most (the scan cap), $17 how many matching
+ * rows to return at most, $18 whether the caller reads error texts.
+ *
+ * The range r is read in list order and numbered (rn); only the rows that
+ * match (m) come back, and the row numbered $16, matching or not, which
+ * tells that the scan stopped at its cap and where (the cursor to resume
+ * from).  Every row is read in order and at most once: the statement
+ * stops as soon as $17 rows came back.
+ */
+#define LIST_NPARAMS (JOBQ_FILTER_NPARAMS + 5)
+#define LIST_PARAM_TYPES \
+	JOBQ_FILTER_PARAM_TYPES, TIMESTAMPTZOID, INT8OID, INT8OID, INT8OID, BOOLOID
+
+/* The text of the newest error kept in ERRS (release entries have none) */
+#define LIST_LAST_ERROR_SQL(ERRS) \
+	"(SELECT le.e ->> 'error' FROM pg_catalog.jsonb_array_elements(" ERRS ")" \
+	"  WITH ORDINALITY AS le(e, n) WHERE le.e ->> 'error' IS NOT NULL" \
+	"  ORDER BY le.n DESC LIMIT 1)"
+
+/* The columns of every list statement (COL_LIST_*) */
+#define LIST_OUTER_SQL \
+	"SELECT s.id, s.st, s.priority, s.run_at, s.attempt, s.max_attempts, s.enqueued_at," \
+	"  s.finished_at, CASE WHEN $18 THEN " LIST_LAST_ERROR_SQL("s.errors") " END," \
+	"  s.worker, s.dedupe_key, s.m, s.rn" \
+	" FROM (SELECT r.*, pg_catalog.row_number() OVER () AS rn FROM ("
+
+#define COL_LIST_ID				1
+#define COL_LIST_FINISHED_AT	8
+#define COL_LIST_LAST_COLUMN	11	/* the columns jobq_list returns as they are */
+#define COL_LIST_MATCH			12
+#define COL_LIST_ROWNUM			13
+
+#define LIST_LIVE_SQL(RANGE) \
+	LIST_OUTER_SQL \
+	"  SELECT j.id, " JOBQ_FILTER_LIVE_STATE_SQL("j") " AS st, j.priority::integer AS priority," \
+	"    j.run_at, j.attempt, j.max_attempts, j.enqueued_at, NULL::timestamptz AS finished_at," \
+	"    j.errors, j.worker, j.dedupe_key, " JOBQ_FILTER_MATCH_SQL("j", "j.run_at") " AS m" \
+	RANGE " AND j.id > COALESCE($15, 0)" \
+	"  ORDER BY j.id LIMIT $16) r) s" \
+	" WHERE s.m OR s.rn = $16" \
+	" ORDER BY s.id LIMIT $17"
+
+/* Finished jobs before the cursor, in list order (newest first) */
+#define LIST_HISTORY_AFTER_SQL(A) \
+	"(" A ".finished_at, " A ".id) < (COALESCE($14, 'infinity'::timestamptz)," \
+	" COALESCE($15, 9223372036854775807))"
+
+#define LIST_HISTORY_BRANCH(STATE) \
+	"(SELECT h.*" JOBQ_FILTER_HISTORY_RANGE_SQL("h", STATE) \
+	"   AND " LIST_HISTORY_AFTER_SQL("h") \
+	" ORDER BY h.finished_at DESC, h.id DESC LIMIT $16)"
+
+#define LIST_HISTORY_SQL(ROWS) \
+	LIST_OUTER_SQL \
+	"  SELECT h.id, h.state::text AS st, h.priority::integer AS priority, h.run_at, h.attempt," \
+	"    h.max_attempts, h.enqueued_at, h.finished_at, h.errors, h.worker, h.dedupe_key," \
+	"    " JOBQ_FILTER_MATCH_SQL("h", "h.finished_at") " AS m" \
+	"  FROM (" ROWS ") h" \
+	"  ORDER BY h.finished_at DESC, h.id DESC LIMIT $16) r) s" \
+	" WHERE s.m OR s.rn = $16" \
+	" ORDER BY s.finished_at DESC, s.id DESC LIMIT $17"
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	/* $1 now, $2 queue or NULL (every queue) */
@@ -97,6 +170,21 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" WHERE $2::text IS NULL OR x.st = $2"
 		" ORDER BY id LIMIT $3",
 		5, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, BOOLOID}},
+	/* jobq_list 0.2: see LIST_LIVE_SQL and LIST_HISTORY_SQL */
+	[ST_LIST_LIVE] = {"list_live", LIST_LIVE_SQL(JOBQ_FILTER_LIVE_RANGE_SQL("j")),
+		LIST_NPARAMS, {LIST_PARAM_TYPES}},
+	[ST_LIST_LIVE_KEY] = {"list_live_key", LIST_LIVE_SQL(JOBQ_FILTER_LIVE_KEY_SQL("j")),
+		LIST_NPARAMS, {LIST_PARAM_TYPES}},
+	[ST_LIST_LIVE_IDS] = {"list_live_ids", LIST_LIVE_SQL(JOBQ_FILTER_LIVE_IDS_SQL("j")),
+		LIST_NPARAMS, {LIST_PARAM_TYPES}},
+	[ST_LIST_HISTORY] = {"list_history",
+		LIST_HISTORY_SQL(LIST_HISTORY_BRANCH("completed") " UNION ALL "
+						 LIST_HISTORY_BRANCH("dead") " UNION ALL "
+						 LIST_HISTORY_BRANCH("cancelled")),
+		LIST_NPARAMS, {LIST_PARAM_TYPES}},
+	[ST_LIST_HISTORY_IDS] = {"list_history_ids",
+		LIST_HISTORY_SQL("SELECT h.*" JOBQ_FILTER_HISTORY_IDS_SQL("h") " AND " LIST_HISTORY_AFTER_SQL("h")),
+		LIST_NPARAMS, {LIST_PARAM_TYPES}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -190,6 +278,31 @@ jobq_job(PG_FUNCTION_ARGS)
 }
 
 /*
+ * list_state_arg
+ *	  The state argument argno of jobq_list: NULL (every state) or one of
+ *	  list_states, else 22023.
+ */
+static char *
+list_state_arg(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *state;
+	bool		known = false;
+
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	state = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	for (int i = 0; i < lengthof(list_states); i++)
+		known |= strcmp(state, list_states[i]) == 0;
+	if (!known)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown job state \"%s\"", state),
+				 errhint("States are %s.",
+						 jobq_name_list(list_states, lengthof(list_states), "and"))));
+	return state;
+}
+
+/*
  * jobq_list(queue, state, max_rows) -> setof (id, state, priority, run_at,
  *		attempt, max_attempts, enqueued_at, finished_at, last_error)
  *	  Jobs of a queue in id order, optionally of one state (ready, delayed,
@@ -208,19 +321,8 @@ jobq_list(PG_FUNCTION_ARGS)
 	values[0] = PointerGetDatum(jobq_queue_arg(fcinfo, 0));
 	values[1] = (Datum) 0;
 	nulls[1] = 'n';
-	if (!PG_ARGISNULL(1))
+	if (list_state_arg(fcinfo, 1) != NULL)
 	{
-		char	   *state = text_to_cstring(PG_GETARG_TEXT_PP(1));
-		bool		known = false;
-
-		for (int i = 0; i < lengthof(list_states); i++)
-			known |= strcmp(state, list_states[i]) == 0;
-		if (!known)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown job state \"%s\"", state),
-					 errhint("States are %s.",
-							 jobq_name_list(list_states, lengthof(list_states), "and"))));
 		values[1] = PG_GETARG_DATUM(1);
 		nulls[1] = ' ';
 	}
@@ -237,6 +339,244 @@ jobq_list(PG_FUNCTION_ARGS)
 						  values, nulls, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "list");
 	jobq_srf_put_spi(store, desc);
+	jobq_spi_finish();
+	return (Datum) 0;
+}
+
+/*
+ * A position in a list (jobq_list's cursor), as text: "j:ID" after live
+ * job ID, "h:FINISHED:ID" after finished job ID (FINISHED: its finished_at
+ * in microseconds since 2000-01-01 UTC), "h" at the first finished job.
+ * Opaque to callers; only what jobq_list returned is accepted.
+ */
+typedef struct ListCursor
+{
+	bool		set;			/* false: from the start */
+	bool		history;		/* in the finished jobs */
+	bool		has_key;		/* false: at the first finished job */
+	TimestampTz finished_at;
+	int64		id;
+} ListCursor;
+
+static void
+bad_cursor(const char *text)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid list cursor \"%s\"", text),
+			 errhint("Pass a next_cursor that jobq_list returned, or NULL to start.")));
+}
+
+static ListCursor
+parse_cursor(const char *s)
+{
+	ListCursor	c = {true, false, false, 0, 0};
+	long long	a,
+				b;
+	int			used = 0;
+
+	if (strcmp(s, "h") == 0)
+		c.history = true;
+	else if (sscanf(s, "j:%lld%n", &a, &used) == 1 && s[used] == '\0' && a >= 0)
+	{
+		c.has_key = true;
+		c.id = (int64) a;
+	}
+	else if (sscanf(s, "h:%lld:%lld%n", &a, &b, &used) == 2 && s[used] == '\0' && b >= 0)
+	{
+		c.history = c.has_key = true;
+		c.finished_at = (TimestampTz) a;
+		c.id = (int64) b;
+	}
+	else
+		bad_cursor(s);
+	return c;
+}
+
+/* The cursor after row row of the last SPI result of a list statement */
+static char *
+row_cursor(uint64 row, bool history)
+{
+	bool		isnull;
+	int64		id = jobq_spi_getint64(row, COL_LIST_ID, &isnull);
+
+	if (!history)
+		return psprintf("j:" INT64_FORMAT, id);
+	return psprintf("h:" INT64_FORMAT ":" INT64_FORMAT,
+					DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[row],
+													  SPI_tuptable->tupdesc,
+													  COL_LIST_FINISHED_AT, &isnull)),
+					id);
+}
+
+/* The rows of a page, kept until the page's cursor is known */
+typedef struct ListPage
+{
+	int			max;
+	int			n;
+	HeapTuple  *rows;			/* in SPI's memory: valid until SPI_finish */
+	TupleDesc  *descs;
+	char	   *next_cursor;	/* NULL: nothing after the page */
+	bool		scan_truncated;
+} ListPage;
+
+/*
+ * list_part
+ *	  Run one list statement (live or history) and take its rows into
+ *	  page.  true when the page is done: full with more to come, or the
+ *	  scan stopped at its cap (then the page's cursor resumes there);
+ *	  false when the part has nothing more.
+ */
+static bool
+list_part(ListPage *page, int index, bool history, Datum *values, char *nulls, int64 scan)
+{
+	int			rc;
+	uint64		last = 0;		/* the last row taken */
+
+	values[JOBQ_FILTER_NPARAMS + 2] = Int64GetDatum(scan);
+	values[JOBQ_FILTER_NPARAMS + 3] = Int64GetDatum((int64) (page->max - page->n) + 1);
+	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, index), values, nulls, true, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "list");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		if (jobq_spi_getbool(i, COL_LIST_MATCH, &isnull))
+		{
+			if (page->n == page->max)
+			{
+				/* page->max > 0 rows, and this part's call had room: one is ours */
+				page->next_cursor = row_cursor(last, history);
+				return true;
+			}
+			last = i;
+			page->rows[page->n] = SPI_tuptable->vals[i];
+			page->descs[page->n] = SPI_tuptable->tupdesc;
+			page->n++;
+		}
+		if (jobq_spi_getint64(i, COL_LIST_ROWNUM, &isnull) == scan)
+		{
+			page->next_cursor = row_cursor(i, history);
+			page->scan_truncated = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * jobq_list(queue, state, max_rows, after, filters) -> setof (id, state,
+ *		priority, run_at, attempt, max_attempts, enqueued_at, finished_at,
+ *		last_error, worker, dedupe_key, next_cursor, scan_truncated)
+ *	  (SQL 0.2.0.)  A page of the jobs of a queue that pass filters
+ *	  (list_filter.h): live jobs by id, then finished ones newest first,
+ *	  from after (a next_cursor of an earlier page; NULL: the start).
+ *	  Every row carries the page's next_cursor (NULL: nothing after it)
+ *	  and scan_truncated: a filter that no index answers is evaluated on
+ *	  at most jobq.list_scan_limit rows per call, and when those ran out
+ *	  the page ends there (next_cursor resumes after the last row read);
+ *	  if it found no row at all, one row with only next_cursor and
+ *	  scan_truncated set says so.  Never an OFFSET, never a total.
+ */
+Datum
+jobq_list_0_2(PG_FUNCTION_ARGS)
+{
+	text	   *queue = jobq_queue_arg(fcinfo, 0);
+	char	   *state = list_state_arg(fcinfo, 1);
+	bool		live_state = state == NULL || strcmp(state, "ready") == 0 ||
+		strcmp(state, "delayed") == 0 || strcmp(state, "running") == 0;
+	ListCursor	cursor = {false, false, false, 0, 0};
+	JobqListFilter filter;
+	Datum		values[LIST_NPARAMS];
+	char		nulls[LIST_NPARAMS];
+	ListPage	page = {0};
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	bool		done = false;
+
+	jobq_require(fcinfo, 2, "max_rows");
+	jobq_check_int_range(PG_GETARG_INT32(2), "max_rows", 1, JOBQ_LIST_MAX_ROWS);
+	if (!PG_ARGISNULL(3))
+	{
+		char	   *after = text_to_cstring(PG_GETARG_TEXT_PP(3));
+
+		cursor = parse_cursor(after);
+		/* a cursor of finished jobs with a live state, or the reverse */
+		if (state != NULL && cursor.history == live_state)
+			bad_cursor(after);
+	}
+	jobq_require(fcinfo, 4, "filters");
+	jobq_list_filter_parse(PG_GETARG_JSONB_P(4), &filter);
+
+	page.max = PG_GETARG_INT32(2);
+	page.rows = palloc(sizeof(HeapTuple) * (page.max + 1));
+	page.descs = palloc(sizeof(TupleDesc) * (page.max + 1));
+	jobq_list_filter_bind(&filter, queue, state, jobq_now(), values, nulls);
+	values[LIST_NPARAMS - 1] = BoolGetDatum(jobq_caller_reads_payloads());
+	nulls[LIST_NPARAMS - 1] = ' ';
+	nulls[JOBQ_FILTER_NPARAMS + 2] = nulls[JOBQ_FILTER_NPARAMS + 3] = ' ';
+
+	store = jobq_srf_begin(fcinfo, &desc);
+	jobq_spi_connect();
+	require_inspect(queue);
+
+	/* live jobs, unless the state or the cursor is past them */
+	if (live_state && !cursor.history)
+	{
+		JobqFilterVariant v = jobq_list_filter_variant(&filter, false);
+		int64		scan = jobq_list_filter_capped(&filter, v) ?
+			Max(jobq_list_scan_limit, page.max + 1) : PG_INT64_MAX;
+
+		nulls[JOBQ_FILTER_NPARAMS] = 'n';
+		values[JOBQ_FILTER_NPARAMS + 1] = Int64GetDatum(cursor.id);
+		nulls[JOBQ_FILTER_NPARAMS + 1] = cursor.set ? ' ' : 'n';
+		done = list_part(&page, v == JOBQ_FILTER_LIVE_IDS ? ST_LIST_LIVE_IDS :
+						 v == JOBQ_FILTER_LIVE_KEY ? ST_LIST_LIVE_KEY : ST_LIST_LIVE,
+						 false, values, nulls, scan);
+		cursor.has_key = false;
+		if (!done && state == NULL && page.n == page.max)
+		{
+			page.next_cursor = "h";
+			done = true;
+		}
+	}
+	/* then finished jobs */
+	if (!done && (state == NULL || !live_state))
+	{
+		JobqFilterVariant v = jobq_list_filter_variant(&filter, true);
+		int64		scan = jobq_list_filter_capped(&filter, v) ?
+			Max(jobq_list_scan_limit, page.max + 1) : PG_INT64_MAX;
+
+		values[JOBQ_FILTER_NPARAMS] = TimestampTzGetDatum(cursor.finished_at);
+		values[JOBQ_FILTER_NPARAMS + 1] = Int64GetDatum(cursor.id);
+		nulls[JOBQ_FILTER_NPARAMS] = nulls[JOBQ_FILTER_NPARAMS + 1] = cursor.has_key ? ' ' : 'n';
+		list_part(&page, v == JOBQ_FILTER_HISTORY_IDS ? ST_LIST_HISTORY_IDS : ST_LIST_HISTORY,
+				  true, values, nulls, scan);
+	}
+
+	/* the page, every row with its cursor */
+	{
+		Datum		out[COL_LIST_LAST_COLUMN + 2];
+		bool		outnulls[COL_LIST_LAST_COLUMN + 2];
+
+		out[COL_LIST_LAST_COLUMN] = page.next_cursor != NULL ?
+			CStringGetTextDatum(page.next_cursor) : (Datum) 0;
+		outnulls[COL_LIST_LAST_COLUMN] = page.next_cursor == NULL;
+		out[COL_LIST_LAST_COLUMN + 1] = BoolGetDatum(page.scan_truncated);
+		outnulls[COL_LIST_LAST_COLUMN + 1] = false;
+		for (int r = 0; r < page.n; r++)
+		{
+			for (int c = 0; c < COL_LIST_LAST_COLUMN; c++)
+				out[c] = SPI_getbinval(page.rows[r], page.descs[r], c + 1, &outnulls[c]);
+			tuplestore_putvalues(store, desc, out, outnulls);
+		}
+		if (page.n == 0 && page.scan_truncated)
+		{
+			for (int c = 0; c < COL_LIST_LAST_COLUMN; c++)
+				outnulls[c] = true;
+			tuplestore_putvalues(store, desc, out, outnulls);
+		}
+	}
 	jobq_spi_finish();
 	return (Datum) 0;
 }

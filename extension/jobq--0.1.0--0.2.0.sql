@@ -310,6 +310,58 @@ COMMENT ON FUNCTION @extschema@.jobq_cron_next(text, text, timestamptz, integer,
 
 
 /* ========================================================================
+ * Job lists: keyset pages and filters (issue 14, "Jobs and their history").
+ *
+ * jobq_list gains a cursor (after: a next_cursor of an earlier page) and
+ * filters (a jsonb object, extension/list_filter.h), and returns the
+ * worker and dedupe key of each job, the page's next_cursor and whether a
+ * capped scan stopped early (scan_truncated).  Never an OFFSET, never a
+ * total.  Its result changes, so the function is dropped and created
+ * again, with the new parameters at the end and with defaults: a 0.1.0
+ * call jobq_list(queue, state, max_rows) still works and gets the same
+ * first nine columns.  The new C symbol jobq_list_0_2 leaves jobq_list to
+ * the 0.1.0 SQL.
+ *
+ * No new index: live jobs are listed along jobs_pkey, finished ones
+ * along history_queue_state_idx (queue, state, finished_at), newest
+ * first; sql/jobq_explain.sql checks every state and filter with a
+ * million finished jobs.
+ * ======================================================================== */
+DROP FUNCTION @extschema@.jobq_list(text, text, integer);
+
+CREATE FUNCTION @extschema@.jobq_list(
+    queue    text,
+    state    text    DEFAULT NULL,
+    max_rows integer DEFAULT 100,
+    after    text    DEFAULT NULL,
+    filters  jsonb   DEFAULT '{}')
+RETURNS TABLE (
+    id             bigint,
+    state          text,
+    priority       integer,
+    run_at         timestamptz,
+    attempt        integer,
+    max_attempts   integer,
+    enqueued_at    timestamptz,
+    finished_at    timestamptz,
+    last_error     text,
+    worker         text,
+    dedupe_key     text,
+    next_cursor    text,
+    scan_truncated boolean)
+AS 'MODULE_PATHNAME', 'jobq_list_0_2'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_list(text, text, integer, text, jsonb) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_list(text, text, integer, text, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_list(text, text, integer, text, jsonb)
+TO jobq_monitor, jobq_reader;
+COMMENT ON FUNCTION @extschema@.jobq_list(text, text, integer, text, jsonb) IS
+    'A page of the jobs of a queue, optionally of one state and passing filters, from a cursor; never a total.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

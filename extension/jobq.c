@@ -19,6 +19,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "list_filter.h"
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -108,6 +109,8 @@ _PG_init(void)
 							1000, 1, JOBQ_SWEEP_MAX_ROWS,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
+
+	jobq_list_filter_init();
 
 	if (process_shared_preload_libraries_in_progress)
 	{

@@ -113,7 +113,7 @@ extern void jobq_register_sweepers(void);
  * spi.c: the statements of each file, declared as data (a table indexed by
  * the file's enum of statements), and the plan cache of each table.
  */
-#define JOBQ_STATEMENT_MAX_ARGS		16
+#define JOBQ_STATEMENT_MAX_ARGS		24	/* job filters take 13 (list_filter.h) */
 
 typedef struct JobqStatement
 {

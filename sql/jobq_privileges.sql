@@ -52,7 +52,7 @@ INSERT INTO regress_priv_calls VALUES
      $$SELECT jobq_stats('prv')$$),
  (12, 'job', 'jobq_job(bigint)',
      $$SELECT jobq_job(0)$$),
- (13, 'list', 'jobq_list(text,text,integer)',
+ (13, 'list', 'jobq_list(text,text,integer,text,jsonb)',
      $$SELECT jobq_list('prv')$$),
  (14, 'queues', 'jobq_queues()',
      $$SELECT jobq_queues()$$),

@@ -67,7 +67,7 @@ SELECT count(*) AS token_columns
 FROM pg_proc p, unnest(p.proargnames) a
 WHERE p.proname = 'jobq_job' AND a = 'token';
 
--- jobq_list: ordered by id, each state filter
+-- jobq_list: live jobs by id, then finished ones newest first; each state filter
 SELECT id - :jcomp AS n, state, priority, attempt, max_attempts,
        finished_at IS NOT NULL AS finished, last_error
 FROM jobq_list('sta');

@@ -91,6 +91,18 @@
 #define JOBQ_LIST_DEFAULT_ROWS 100
 
 /*
+ * Job lists and job detail (0.2.0).  jobq_list's filter "ids" takes at
+ * most JOBQ_LIST_IDS_MAX ids; a filter that no index answers is evaluated
+ * on at most jobq.list_scan_limit rows (default JOBQ_LIST_SCAN_LIMIT_DEFAULT)
+ * per call.  jobq_job returns a payload or result whose text is longer
+ * than JOBQ_INSPECT_VALUE_MAX bytes cut to that length (as a JSON string,
+ * flagged truncated); jobq_job_value returns it whole.
+ */
+#define JOBQ_LIST_IDS_MAX 1000
+#define JOBQ_LIST_SCAN_LIMIT_DEFAULT 100000
+#define JOBQ_INSPECT_VALUE_MAX (256 * 1024)	/* bytes */
+
+/*
  * JOBQ_LIMITS(X): every refused limit above as
  * X(sql_name, value, unit), in the order jobq_limits() returns them.  The
  * unit is "bytes", "seconds" or "count" (priority bounds are plain
