@@ -30,7 +30,8 @@ OBJS = \
 	extension/sweeper.o \
 	extension/launcher.o \
 	extension/version.o \
-	extension/cron.o
+	extension/cron.o \
+	extension/workers.o
 
 # The version of this release, read from jobq.control: the one place where
 # it is written.  The library learns it from a -D (version.c), the install

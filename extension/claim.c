@@ -366,6 +366,11 @@ put_claimed_rows(Tuplestorestate *store, TupleDesc desc)
  *	  is claimed or the wait is over (see wait.c for how sleepers are
  *	  woken).  The sleep holds this call's snapshot, and so the vacuum
  *	  horizon, for at most the wait.
+ *
+ *	  A waiting claim whose worker label is a registered worker's id ends
+ *	  empty at once when a signal for that worker commits (workers.c); one
+ *	  by a worker already asked to be quiet or stopping claims nothing and
+ *	  only sleeps, until its wait ends or the next signal (say, resume).
  */
 static Datum
 do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
@@ -379,6 +384,7 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	TimestampTz deadline = 0;
 	volatile bool registered = false;
 	volatile uint64 claimed = 0;
+	bool		held = false;
 	int			tokens_end;
 
 	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
@@ -422,10 +428,16 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 
 	/* NB: register before the first attempt, so no wakeup can be lost */
 	if (wait_usecs > 0)
-		registered = jobq_wait_register(items, n);
+		registered = jobq_wait_register(items, n, worker);
 	PG_TRY();
 	{
-		while ((claimed = run_claim(values, nulls, items, n)) == 0 && wait_usecs > 0)
+		/* NB: after taking the slot, so that no signal can be missed */
+		if (registered && jobq_worker_held(worker))
+		{
+			held = true;
+			jobq_wait_hold();
+		}
+		while ((claimed = held ? 0 : run_claim(values, nulls, items, n)) == 0 && wait_usecs > 0)
 		{
 			long		sleep_ms;
 			long		due_ms;
@@ -435,13 +447,15 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 				break;
 			SPI_freetuptable(SPI_tuptable);
 			sleep_ms = registered ? jobq_claim_recheck_ms : JOBQ_WAIT_POLL_MS;
-			due_ms = next_due_ms(values[0]);
+			due_ms = held ? -1 : next_due_ms(values[0]);
 			if (due_ms >= 0 && due_ms < sleep_ms)
 				sleep_ms = due_ms;
 			if (left / 1000 + 1 < sleep_ms)
 				sleep_ms = left / 1000 + 1;
 			jobq_wait_sleep(sleep_ms);
 			jobq_wait_rearm();
+			if (registered && jobq_wait_signalled())
+				break;
 		}
 	}
 	PG_FINALLY();

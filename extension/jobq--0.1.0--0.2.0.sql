@@ -362,6 +362,137 @@ COMMENT ON FUNCTION @extschema@.jobq_list(text, text, integer, text, jsonb) IS
 
 
 /* ========================================================================
+ * The worker registry (issue 16, FEATURES-0.2.md section 5).
+ *
+ * jobq.workers: one row per registered worker process, advisory only.  The
+ * lease and the token stay the guarantee: pruning a worker that stopped
+ * heartbeating never fails, moves or completes a job (doc/sql.md, "Worker
+ * registry").  UNLOGGED: heartbeats write no WAL, a crash empties the table
+ * (the workers then re-register when their heartbeat answers
+ * 'unregistered'), and standbys do not see it.  Deliberately not
+ * registered for pg_dump: a restored registry would list processes of
+ * another server.  fillfactor 50 leaves room on each page, and no indexed
+ * column changes on a heartbeat, so heartbeats are HOT updates.
+ *
+ * state is what the worker is asked to be (running, quiet, stopping): set
+ * by jobq_worker_signal, or advanced by the worker's own heartbeat; the
+ * order is running < quiet < stopping, and only an explicit resume goes
+ * back (quiet -> running).  Running jobs are not copied here: a worker
+ * claims with its worker_id as the claim's worker label, and jobq_workers()
+ * finds its jobs in jobq.jobs.
+ * ======================================================================== */
+
+CREATE UNLOGGED TABLE jobq.workers (
+    id           uuid PRIMARY KEY,
+    name         text NOT NULL,
+    host         text,
+    pid          integer,
+    version      text,
+    queues       text[] NOT NULL,
+    slots        integer,
+    metadata     jsonb NOT NULL,
+    state        text NOT NULL,                 -- running, quiet or stopping
+    busy         integer,
+    started_at   timestamptz NOT NULL,
+    heartbeat_at timestamptz NOT NULL,
+    dead_after   interval NOT NULL,             -- pruned this long after its last heartbeat
+    backend_pid  integer                        -- of the session that last heartbeat
+)
+WITH (fillfactor = 50);
+ALTER TABLE jobq.workers OWNER TO jobq_owner;
+REVOKE ALL ON TABLE jobq.workers FROM PUBLIC;
+
+CREATE FUNCTION @extschema@.jobq_worker_register(
+    name      text,
+    host      text DEFAULT NULL,
+    pid       integer DEFAULT NULL,
+    queues    text[] DEFAULT NULL,
+    slots     integer DEFAULT NULL,
+    version   text DEFAULT NULL,
+    metadata  jsonb DEFAULT NULL,
+    timeout   interval DEFAULT NULL,
+    worker_id uuid DEFAULT NULL)
+RETURNS TABLE (worker_id uuid, heartbeat_every interval, dead_after interval)
+AS 'MODULE_PATHNAME', 'jobq_worker_register'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER ROWS 1
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_worker_heartbeat(
+    worker_id uuid,
+    busy      integer DEFAULT NULL,
+    state     text DEFAULT NULL,
+    metadata  jsonb DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'jobq_worker_heartbeat'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_worker_deregister(worker_id uuid)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'jobq_worker_deregister'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_workers()
+RETURNS TABLE (worker_id uuid, name text, host text, pid integer, version text,
+               queues text[], slots integer, state text, busy integer,
+               running bigint[], started_at timestamptz, heartbeat_at timestamptz,
+               heartbeat_age interval, alive boolean, dead_after interval,
+               metadata jsonb, backend_pid integer)
+AS 'MODULE_PATHNAME', 'jobq_workers'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER ROWS 10
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_worker_signal(target text, signal text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'jobq_worker_signal'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_worker_prune(max_rows integer DEFAULT 1000)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'jobq_worker_prune'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_worker_register(text, text, integer, text[], integer, text, jsonb, interval, uuid) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_worker_heartbeat(uuid, integer, text, jsonb) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_worker_deregister(uuid) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_workers() OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_worker_signal(text, text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_worker_prune(integer) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION
+    @extschema@.jobq_worker_register(text, text, integer, text[], integer, text, jsonb, interval, uuid),
+    @extschema@.jobq_worker_heartbeat(uuid, integer, text, jsonb),
+    @extschema@.jobq_worker_deregister(uuid),
+    @extschema@.jobq_workers(),
+    @extschema@.jobq_worker_signal(text, text),
+    @extschema@.jobq_worker_prune(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.jobq_worker_register(text, text, integer, text[], integer, text, jsonb, interval, uuid),
+    @extschema@.jobq_worker_heartbeat(uuid, integer, text, jsonb),
+    @extschema@.jobq_worker_deregister(uuid),
+    @extschema@.jobq_worker_prune(integer) TO jobq_worker;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_workers() TO jobq_worker, jobq_monitor;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_worker_signal(text, text) TO jobq_admin;
+
+COMMENT ON TABLE jobq.workers IS
+    'The worker registry: advisory, unlogged (emptied by a crash), not dumped.';
+COMMENT ON FUNCTION @extschema@.jobq_worker_register(text, text, integer, text[], integer, text, jsonb, interval, uuid) IS
+    'Registers a worker process (or re-registers one under its worker_id) and returns its id and heartbeat cadence.';
+COMMENT ON FUNCTION @extschema@.jobq_worker_heartbeat(uuid, integer, text, jsonb) IS
+    'Records that a worker is alive and returns the state asked of it: running, quiet, stopping, or unregistered.';
+COMMENT ON FUNCTION @extschema@.jobq_worker_deregister(uuid) IS
+    'Removes a worker from the registry on a clean exit; false when it was not registered.';
+COMMENT ON FUNCTION @extschema@.jobq_workers() IS
+    'Lists the registered workers with their heartbeat age, liveness and the jobs each one runs.';
+COMMENT ON FUNCTION @extschema@.jobq_worker_signal(text, text) IS
+    'Asks workers (an id, a LIKE pattern of name or host, or *) to quiet, stop or resume; returns how many now are.';
+COMMENT ON FUNCTION @extschema@.jobq_worker_prune(integer) IS
+    'Removes workers whose heartbeat is older than their dead_after (the sweeper calls it); returns how many.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

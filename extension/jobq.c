@@ -35,6 +35,7 @@ int			jobq_claim_recheck_ms = 10000;
 char	   *jobq_sweeper_databases = NULL;
 int			jobq_sweep_interval_ms = 1000;
 int			jobq_sweep_batch_size = 1000;
+int			jobq_worker_timeout_s = JOBQ_WORKER_TIMEOUT_DEFAULT_S;
 
 void		_PG_init(void);
 
@@ -111,6 +112,15 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	jobq_list_filter_init();
+
+	DefineCustomIntVariable("jobq.worker_timeout",
+							"How long after its last heartbeat a registered worker is pruned.",
+							"The default of jobq_worker_register's timeout; the registry is advisory, jobs keep their leases.",
+							&jobq_worker_timeout_s,
+							JOBQ_WORKER_TIMEOUT_DEFAULT_S, JOBQ_WORKER_TIMEOUT_MIN_S,
+							JOBQ_WORKER_TIMEOUT_MAX_S,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
 
 	if (process_shared_preload_libraries_in_progress)
 	{

@@ -58,6 +58,7 @@ extern int	jobq_claim_recheck_ms;
 extern char *jobq_sweeper_databases;
 extern int	jobq_sweep_interval_ms;
 extern int	jobq_sweep_batch_size;
+extern int	jobq_worker_timeout_s;
 
 /*
  * wake.c: a queue the current transaction made jobs ready in, for the
@@ -71,18 +72,23 @@ typedef struct JobqReadyNote
 	bool		relay;			/* the relay is to notify the queue */
 	int64		count;			/* jobs made ready: waiters to wake, at most */
 	TimestampTz due;			/* when the earliest of them is ready */
+	bool		signal;			/* not a queue: a worker label whose waiting
+								 * claim is to return (workers.c) */
 } JobqReadyNote;
 
 extern void jobq_wake_register_callbacks(void);
 extern void jobq_announce_ready(text *queue, int64 count, TimestampTz due,
 								TimestampTz now, bool notify, bool paused);
+extern void jobq_announce_signal(text *worker);
 
 /* wait.c */
 extern Size jobq_wait_shmem_size(void);
 extern void jobq_wait_shmem_init(void);
 extern uint32 jobq_wait_queue_hash(const char *name, int len);
 extern void jobq_wait_wake(const JobqReadyNote *notes, int n);
-extern bool jobq_wait_register(Datum *queues, int nqueues);
+extern bool jobq_wait_register(Datum *queues, int nqueues, text *worker);
+extern bool jobq_wait_signalled(void);
+extern void jobq_wait_hold(void);
 extern void jobq_wait_rearm(void);
 extern void jobq_wait_unregister(void);
 extern bool jobq_wait_available(void);
@@ -160,6 +166,7 @@ extern const JobqStatements jobq_pop_statements;
 extern const JobqStatements jobq_queue_cache_statements;
 extern const JobqStatements jobq_queues_statements;
 extern const JobqStatements jobq_sweep_statements;
+extern const JobqStatements jobq_workers_statements;
 
 extern SPIPlanPtr jobq_prepare(const char *sql, int nargs, Oid *argtypes);
 extern void jobq_spi_connect(void);
@@ -225,6 +232,10 @@ extern bool jobq_queue_settings(text *queue, JobqQueueSettings *out);
 extern bool jobq_queue_settings_cached(text *queue, JobqQueueSettings *out);
 extern bool jobq_any_history_queue(void);
 extern Oid	jobq_queues_relid(void);
+
+/* workers.c */
+extern int64 jobq_worker_prune_run(int64 max_rows);
+extern bool jobq_worker_held(text *worker);
 
 /* insert_job.c */
 extern void jobq_insert_job_inval(Oid relid);

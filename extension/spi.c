@@ -52,6 +52,7 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_queue_cache_statements,
 	&jobq_queues_statements,
 	&jobq_sweep_statements,
+	&jobq_workers_statements,
 };
 
 /*

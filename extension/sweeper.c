@@ -14,6 +14,9 @@
  * again after JOBQ_SWEEPER_RESTART_SECS.  A database without the extension is
  * skipped until it is created there.
  *
+ * Each pass also prunes the worker registry (jobq_worker_prune_run) of
+ * workers that stopped heartbeating.
+ *
  * The sweeper is also its database's NOTIFY relay (relay.c): woken by a
  * producer's commit, it sends the pending notifications when the relay's
  * spacing says (jobq_relay_next_round: at once if its last round is old
@@ -86,6 +89,9 @@ sweep_batch(void)
 
 	if (extension_installed())
 	{
+		/* the worker registry first (workers.c): advisory, jobs untouched */
+		if (jobq_worker_prune_run(jobq_sweep_batch_size) > 0)
+			elog(DEBUG1, "jobq sweeper: pruned workers that stopped heartbeating");
 		jobq_sweep_run(NULL, jobq_sweep_batch_size, counts);
 		more = counts[0] + counts[1] >= jobq_sweep_batch_size ||
 			counts[2] >= jobq_sweep_batch_size;

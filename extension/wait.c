@@ -19,6 +19,11 @@
  * commits between that attempt and the sleep then finds the slot and sets
  * the latch, and WaitLatch returns at once: no wakeup is lost.
  *
+ * A slot also records the hash of the claim's worker label.  A worker
+ * signal (workers.c) that commits sets the latch of that worker's slot and
+ * marks it signalled: the claim then returns empty at once, and the worker
+ * heartbeats to read what it is asked.
+ *
  * Delayed jobs are noted too (enqueue with run_at or delay, a failure
  * retried after its backoff, a lease expired by a sweep): the woken waiter
  * finds nothing yet, reads when the earliest job of its queues is due, and
@@ -61,6 +66,9 @@ typedef struct JobqWaiter
 	bool		woken;			/* a commit already signalled this waiter */
 	pg_atomic_uint64 wake_at;	/* when its sleep ends (TimestampTz); 0 while
 								 * it is awake */
+	bool		has_worker;		/* the claim has a worker label */
+	bool		signalled;		/* a worker signal for it committed */
+	uint32		worker;			/* hash of that label */
 	int			nqueues;
 	uint32		queues[JOBQ_WAIT_QUEUES_MAX];	/* hashes of its queue names: as
 												 * many as any claim takes */
@@ -191,9 +199,31 @@ wake_waiters(const JobqReadyNote *note)
 }
 
 /*
+ * signal_waiters
+ *	  Wake, for good, the waiting claims of the worker label of a signal
+ *	  note in this database.
+ */
+static void
+signal_waiters(const JobqReadyNote *note)
+{
+	for (int i = 0; i < wait_shared->nslots; i++)
+	{
+		JobqWaiter *w = &wait_shared->slots[i];
+
+		if (w->latch != NULL && w->has_worker && w->worker == note->hash &&
+			w->dboid == MyDatabaseId)
+		{
+			w->signalled = true;
+			SetLatch(w->latch);
+		}
+	}
+}
+
+/*
  * jobq_wait_wake
- *	  At commit (wake.c): wake waiters for the jobs of notes.  Cheap when
- *	  nobody waits on their queues: no lock is taken.
+ *	  At commit (wake.c): wake waiters for the jobs of notes, and those of
+ *	  signalled workers.  Cheap when nobody waits on their queues: no lock
+ *	  is taken.
  */
 void
 jobq_wait_wake(const JobqReadyNote *notes, int n)
@@ -210,6 +240,17 @@ jobq_wait_wake(const JobqReadyNote *notes, int n)
 	pg_memory_barrier();
 	for (int i = 0; i < n; i++)
 	{
+		if (notes[i].signal)
+		{
+			if (!locked)
+			{
+				LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
+				locked = true;
+			}
+			signal_waiters(&notes[i]);
+			continue;
+		}
+
 		/*
 		 * NB: a waiter raises its bucket before its first claim attempt, so
 		 * a zero here means nobody could have missed this commit's jobs.
@@ -239,12 +280,13 @@ unregister_at_exit(int code, Datum arg)
 
 /*
  * jobq_wait_register
- *	  Take a waiter slot for queues (a text[] of validated names).  Returns
- *	  false when waiting on latches is not possible (not preloaded, or no
- *	  free slot): the caller then polls.
+ *	  Take a waiter slot for queues (a text[] of validated names), for a
+ *	  claim with the worker label worker (or NULL).  Returns false when
+ *	  waiting on latches is not possible (not preloaded, or no free slot):
+ *	  the caller then polls.
  */
 bool
-jobq_wait_register(Datum *queues, int nqueues)
+jobq_wait_register(Datum *queues, int nqueues, text *worker)
 {
 	static bool exit_hook = false;
 	JobqWaiter *w = NULL;
@@ -269,6 +311,10 @@ jobq_wait_register(Datum *queues, int nqueues)
 	{
 		w->dboid = MyDatabaseId;
 		w->woken = false;
+		w->signalled = false;
+		w->has_worker = worker != NULL;
+		w->worker = worker != NULL ?
+			jobq_wait_queue_hash(VARDATA_ANY(worker), VARSIZE_ANY_EXHDR(worker)) : 0;
 		pg_atomic_write_u64(&w->wake_at, 0);
 		w->nqueues = nqueues;
 		for (int q = 0; q < nqueues; q++)
@@ -299,6 +345,45 @@ jobq_wait_rearm(void)
 	LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
 	wait_shared->slots[my_slot].woken = false;
 	LWLockRelease(wait_shared->lock);
+}
+
+/*
+ * jobq_wait_hold
+ *	  The claim of this waiter will take no job (its worker is asked not
+ *	  to): it waits for signals only, so that commits of jobs wake other
+ *	  waiters instead.
+ */
+void
+jobq_wait_hold(void)
+{
+	JobqWaiter *w;
+
+	if (wait_shared == NULL || my_slot < 0)
+		return;
+	LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
+	w = &wait_shared->slots[my_slot];
+	for (int q = 0; q < w->nqueues; q++)
+		pg_atomic_fetch_sub_u32(bucket_of(w->dboid, w->queues[q]), 1);
+	w->nqueues = 0;
+	LWLockRelease(wait_shared->lock);
+}
+
+/*
+ * jobq_wait_signalled
+ *	  Whether a worker signal for this waiter's label committed since it
+ *	  registered: its claim is to return now.
+ */
+bool
+jobq_wait_signalled(void)
+{
+	bool		signalled;
+
+	if (wait_shared == NULL || my_slot < 0)
+		return false;
+	LWLockAcquire(wait_shared->lock, LW_SHARED);
+	signalled = wait_shared->slots[my_slot].signalled;
+	LWLockRelease(wait_shared->lock);
+	return signalled;
 }
 
 /*

@@ -15,6 +15,10 @@
  *		the earliest is due, for delayed jobs too, so that they sleep until
  *		then instead of polling.
  *
+ * The same notes carry a worker signal (jobq_announce_signal): the
+ * waiting claim of a worker asked to quiet, stop or resume returns at the
+ * signal's commit, not before, and not at all if it rolls back.
+ *
  * A paused queue tells nobody: nobody could claim its jobs (its resume
  * announces them).
  *
@@ -58,10 +62,10 @@ static bool callbacks_registered = false;
  *	  Whether note is about the queue name of len bytes (hash is its hash).
  */
 static inline bool
-same_queue(const JobqReadyNote *note, uint32 hash, const char *name, int len)
+same_queue(const JobqReadyNote *note, bool signal, uint32 hash, const char *name, int len)
 {
-	return note->hash == hash && memcmp(note->queue, name, len) == 0 &&
-		note->queue[len] == '\0';
+	return note->signal == signal && note->hash == hash &&
+		memcmp(note->queue, name, len) == 0 && note->queue[len] == '\0';
 }
 
 /*
@@ -84,10 +88,11 @@ merge_note(JobqReadyNote *into, const JobqReadyNote *from)
  *	  Note that this (sub)transaction made count jobs of queue ready, the
  *	  earliest at due; relay: whether the relay is to notify the queue.
  *	  One note per queue and subtransaction level.  Not inlined: it would
- *	  give jobq_announce_ready's early returns its stack frame.
+ *	  give jobq_announce_ready's early returns its stack frame.  signal:
+ *	  queue is a worker label instead (jobq_announce_signal).
  */
 static pg_noinline void
-take_note(text *queue, int64 count, TimestampTz due, bool relay)
+take_note(text *queue, int64 count, TimestampTz due, bool relay, bool signal)
 {
 	const char *name = VARDATA_ANY(queue);
 	int			len = VARSIZE_ANY_EXHDR(queue);
@@ -100,8 +105,9 @@ take_note(text *queue, int64 count, TimestampTz due, bool relay)
 	note.relay = relay;
 	note.count = count;
 	note.due = due;
+	note.signal = signal;
 	for (int i = 0; i < nnotes; i++)
-		if (notes[i].level == note.level && same_queue(&notes[i], note.hash, name, len))
+		if (notes[i].level == note.level && same_queue(&notes[i], signal, note.hash, name, len))
 		{
 			merge_note(&notes[i], &note);
 			return;
@@ -139,9 +145,24 @@ jobq_announce_ready(text *queue, int64 count, TimestampTz due, TimestampTz now,
 	}
 	if (!callbacks_registered)
 		return;					/* not preloaded: no relay, no waiters */
-	take_note(queue, count, due, relay >= 0);
+	take_note(queue, count, due, relay >= 0, false);
 	if (relay >= 0)
 		notes_relay = relay;
+}
+
+/*
+ * jobq_announce_signal
+ *	  Have the waiting claim of worker (a claim label, at most
+ *	  JOBQ_QUEUE_NAME_MAX bytes: a worker_id) return at once when this
+ *	  transaction commits, so that the worker reads what it is asked
+ *	  (jobq_worker_signal).  Without preload it is told at its next
+ *	  heartbeat instead.
+ */
+void
+jobq_announce_signal(text *worker)
+{
+	if (callbacks_registered)
+		take_note(worker, 1, 0, false, true);
 }
 
 /*
@@ -206,7 +227,8 @@ wake_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 				continue;
 			for (int k = 0; k < kept && !merged; k++)
 				if (notes[k].level == level - 1 &&
-					same_queue(&notes[k], note->hash, note->queue, strlen(note->queue)))
+					same_queue(&notes[k], note->signal, note->hash, note->queue,
+							   strlen(note->queue)))
 				{
 					merge_note(&notes[k], note);
 					merged = true;

@@ -3,7 +3,8 @@
 -- the library's); then, for each, the server is called at the limit
 -- (accepted) and one past it (refused with the documented SQLSTATE:
 -- 42622 for a queue name too long, 22023 for every other value out of
--- range), with the values read from jobq_limits(), never typed here.
+-- range; 54000 for worker metadata, as for payloads), with the values
+-- read from jobq_limits(), never typed here.
 -- Every call runs in a subtransaction that is rolled back, so the calls
 -- change nothing. Last, the CHECK constraints of jobq.queues in the
 -- install script must state the same bounds as jobq_limits().
@@ -85,7 +86,19 @@ INSERT INTO regress_limit_calls (limit_name, stmt, at, past) VALUES
  ('cron_every_min', $$SELECT jobq_cron_next('@every ' || %s || 's')$$, 'v', 'v - 1'),
  ('cron_every_max', $$SELECT jobq_cron_next('@every ' || %s || 's')$$, 'v', 'v + 1'),
  ('cron_next_max', $$SELECT count(*) FROM jobq_cron_next('* * * * *', n => %s)$$, 'v', 'v + 1'),
- ('cron_next_max', $$SELECT count(*) FROM jobq_cron_next('* * * * *', n => %s)$$, '1', '0');
+ ('cron_next_max', $$SELECT count(*) FROM jobq_cron_next('* * * * *', n => %s)$$, '1', '0'),
+ -- the worker registry (issue 16)
+ ('worker_timeout_min', $$SELECT jobq_worker_register('lim', timeout => make_interval(secs => %s))$$, 'v', 'v - 1'),
+ ('worker_timeout_max', $$SELECT jobq_worker_register('lim', timeout => make_interval(secs => %s))$$, 'v', 'v + 1'),
+ ('worker_slots_max', $$SELECT jobq_worker_register('lim', slots => %s)$$, 'v', 'v + 1'),
+ ('worker_slots_max', $$SELECT jobq_worker_register('lim', slots => %s)$$, '1', '0'),
+ ('worker_slots_max', $$SELECT jobq_worker_heartbeat(gen_random_uuid(), busy => %s)$$, 'v', 'v + 1'),
+ ('worker_metadata_max', $$SELECT jobq_worker_register('lim', metadata => jsonb_build_object('k', repeat('x', %s - 17)))$$, 'v', 'v + 1'),
+ ('worker_name_max', $$SELECT jobq_worker_register(repeat('w', %s))$$, 'v', 'v + 1'),
+ ('worker_name_max', $$SELECT jobq_worker_register(repeat('w', %s))$$, '1', '0'),
+ ('worker_name_max', $$SELECT jobq_worker_register('lim', host => repeat('h', %s))$$, 'v', 'v + 1'),
+ ('worker_name_max', $$SELECT jobq_worker_signal(repeat('w', %s), 'quiet')$$, 'v', 'v + 1'),
+ ('claim_queues_max', $$SELECT jobq_worker_register('lim', queues => ARRAY(SELECT 'lim-' || i FROM generate_series(1, %s) i))$$, 'v', 'v + 1');
 
 -- (evaluates at and past with v bound to the limit)
 CREATE FUNCTION regress_bound(expr text, v bigint) RETURNS bigint LANGUAGE plpgsql AS $$

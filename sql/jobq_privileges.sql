@@ -105,6 +105,20 @@ INSERT INTO regress_priv_calls VALUES
  -- cron expressions: pure, every jobq role may preview them
  (41, 'cron_next', 'jobq_cron_next(text,text,timestamptz,integer,timestamptz)',
      $$SELECT jobq_cron_next('* * * * *')$$);
+-- the worker registry (issue 16): a worker registers, heartbeats,
+-- deregisters and prunes; monitor (and worker) list; admin signals
+INSERT INTO regress_priv_calls VALUES
+ (160, 'worker_register', 'jobq_worker_register(text,text,integer,text[],integer,text,jsonb,interval,uuid)',
+     $$SELECT jobq_worker_register('prv-worker')$$),
+ (161, 'worker_heartbeat', 'jobq_worker_heartbeat(uuid,integer,text,jsonb)',
+     $$SELECT jobq_worker_heartbeat(gen_random_uuid())$$),
+ (162, 'worker_deregister', 'jobq_worker_deregister(uuid)',
+     $$SELECT jobq_worker_deregister(gen_random_uuid())$$),
+ (163, 'worker_prune', 'jobq_worker_prune(integer)', $$SELECT jobq_worker_prune()$$),
+ (164, 'workers', 'jobq_workers()', $$SELECT jobq_workers()$$),
+ (165, 'worker_signal', 'jobq_worker_signal(text,text)',
+     $$SELECT jobq_worker_signal('prv-none', 'quiet')$$),
+ (166, 'SELECT jobq.workers', NULL, $$SELECT count(*) FROM jobq.workers$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

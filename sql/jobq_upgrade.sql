@@ -207,9 +207,12 @@ UNION ALL
 (SELECT 'only in fresh install: ' || unnest(string_to_array(:'fresh_fingerprint', E'\n'))
  EXCEPT SELECT 'only in fresh install: ' || f FROM (:fingerprint) fp(f));
 
--- every table and sequence of jobq is registered for pg_dump (expect none)
+-- every table and sequence of jobq is registered for pg_dump (expect none);
+-- not the unlogged worker registry, whose rows name another server's
+-- processes and which a crash empties anyway
 SELECT c.oid::regclass AS not_dumped FROM pg_class c
 WHERE c.relnamespace = 'jobq'::regnamespace AND c.relkind IN ('r', 'p', 'S')
+  AND c.relpersistence <> 'u'
   AND c.oid NOT IN (SELECT unnest(extconfig) FROM pg_extension WHERE extname = 'jobq');
 -- every function of jobq has a comment (expect none)
 SELECT p.oid::regprocedure AS no_comment

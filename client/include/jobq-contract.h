@@ -86,6 +86,13 @@
  */
 #define JOBQ_CLAIM_WAIT_QUEUES_MAX JOBQ_CLAIM_QUEUES_MAX
 
+/* The worker registry (issue 16) */
+#define JOBQ_WORKER_TIMEOUT_MIN_S 2		/* dead_after of a registration */
+#define JOBQ_WORKER_TIMEOUT_MAX_S 86400
+#define JOBQ_WORKER_TIMEOUT_DEFAULT_S 60	/* jobq.worker_timeout */
+#define JOBQ_WORKER_SLOTS_MAX 100000	/* slots and busy of a worker */
+#define JOBQ_WORKER_METADATA_MAX 8192	/* bytes of a worker's metadata */
+
 /* Defaults of SQL arguments */
 #define JOBQ_SWEEP_DEFAULT_ROWS 1000
 #define JOBQ_LIST_DEFAULT_ROWS 100
@@ -135,7 +142,11 @@
 	X("cron_expr_max", JOBQ_CRON_EXPR_MAX, "bytes") \
 	X("cron_every_min", JOBQ_CRON_EVERY_MIN_S, "seconds") \
 	X("cron_every_max", JOBQ_CRON_EVERY_MAX_S, "seconds") \
-	X("cron_next_max", JOBQ_CRON_NEXT_MAX, "count")
+	X("cron_next_max", JOBQ_CRON_NEXT_MAX, "count") \
+	X("worker_timeout_min", JOBQ_WORKER_TIMEOUT_MIN_S, "seconds") \
+	X("worker_timeout_max", JOBQ_WORKER_TIMEOUT_MAX_S, "seconds") \
+	X("worker_slots_max", JOBQ_WORKER_SLOTS_MAX, "count") \
+	X("worker_metadata_max", JOBQ_WORKER_METADATA_MAX, "bytes")
 
 /*
  * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),
