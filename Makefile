@@ -27,6 +27,8 @@ OBJS = \
 	extension/wait.o \
 	extension/relay.o \
 	extension/wake.o \
+	extension/await_slots.o \
+	extension/await.o \
 	extension/sweeper.o \
 	extension/launcher.o \
 	extension/version.o \

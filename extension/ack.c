@@ -356,6 +356,10 @@ jobq_complete(PG_FUNCTION_ARGS)
 		done = complete_one_history(values, nulls, &kept);
 		learn_history_use(done, kept);
 	}
+	if (done)
+		jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_COMPLETED,
+						DatumGetTimestampTz(values[2]),
+						nulls[3] == 'n' ? NULL : (struct varlena *) DatumGetPointer(values[3]));
 	if (!done)
 	{
 		done = already_completed(values[0], values[1]);
@@ -476,6 +480,8 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	TupleDesc	desc;
 	Tuplestorestate *store;
 	bool	   *accepted;
+	Datum	   *result_items = NULL;
+	bool	   *result_nulls = NULL;
 
 	jobq_require(fcinfo, 0, "ids");
 	jobq_require(fcinfo, 1, "tokens");
@@ -522,6 +528,8 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 		for (int i = 0; i < nr; i++)
 			if (!r_nulls[i])
 				jobq_check_payload(DatumGetJsonbP(r_items[i]), "result");
+		result_items = r_items;
+		result_nulls = r_nulls;
 	}
 
 	values[0] = PointerGetDatum(ids);
@@ -562,6 +570,10 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 		}
 		if (accepted[i])
 		{
+			jobq_await_note(DatumGetInt64(id_items[i]), JOBQ_AWAIT_COMPLETED,
+							DatumGetTimestampTz(values[2]),
+							result_items == NULL || result_nulls[i] ? NULL :
+							(struct varlena *) DatumGetPointer(result_items[i]));
 			out = positions ? Int32GetDatum(i + 1) : id_items[i];
 			tuplestore_putvalues(store, desc, &out, &out_null);
 		}
@@ -679,6 +691,7 @@ jobq_fail(PG_FUNCTION_ARGS)
 							now, jobq_spi_getbool(0, 4, &isnull),
 							!jobq_spi_getbool(0, 2, &isnull));
 		outcome = "ready";
+		jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_READY, now, NULL);
 	}
 	else
 	{
@@ -690,7 +703,11 @@ jobq_fail(PG_FUNCTION_ARGS)
 							  dv, dn, false, 0);
 		jobq_spi_check(rc, SPI_OK_INSERT, "fail (dead)");
 		if (SPI_processed > 0)
+		{
 			outcome = "dead";
+			jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_DEAD, now,
+							err == NULL ? NULL : (struct varlena *) err);
+		}
 		else
 			count_stale(values[0]);
 	}

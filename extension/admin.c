@@ -212,6 +212,9 @@ jobq_cancel(PG_FUNCTION_ARGS)
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_INSERT, "cancel ready job");
 	done = SPI_processed > 0;
+	if (done)
+		jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_CANCELLED,
+						DatumGetTimestampTz(values[1]), NULL);
 	if (!done)
 	{
 		rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_DEAD),
@@ -221,6 +224,28 @@ jobq_cancel(PG_FUNCTION_ARGS)
 	}
 	jobq_spi_finish();
 	PG_RETURN_BOOL(done);
+}
+
+/*
+ * jobq_cancel_if_ready
+ *	  Cancel the job if it is still ready (await's cancel_on_timeout): the
+ *	  statement of jobq_cancel, inside SPI, privileges checked by the
+ *	  caller.  A claim that took the job first wins.
+ */
+bool
+jobq_cancel_if_ready(Datum id)
+{
+	Datum		values[2] = {id, TimestampTzGetDatum(jobq_now())};
+	int			rc;
+
+	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_READY),
+						  values, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_INSERT, "cancel ready job");
+	if (SPI_processed == 0)
+		return false;
+	jobq_await_note(DatumGetInt64(id), JOBQ_AWAIT_CANCELLED,
+					DatumGetTimestampTz(values[1]), NULL);
+	return true;
 }
 
 /*

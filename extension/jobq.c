@@ -55,6 +55,9 @@ jobq_shmem_request(void)
 	RequestAddinShmemSpace(jobq_relay_shmem_size());
 	/* [0]: the waiter array (wait.c); [1 + i]: relay i (relay.c) */
 	RequestNamedLWLockTranche("jobq", 1 + JOBQ_SWEEPER_DATABASES_MAX);
+	/* the awaited ids (await_slots.c), and their handover area's tranche */
+	RequestAddinShmemSpace(jobq_await_shmem_size());
+	RequestNamedLWLockTranche("jobq await", 1);
 }
 
 /*
@@ -68,6 +71,7 @@ jobq_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	jobq_wait_shmem_init();
 	jobq_relay_shmem_init();
+	jobq_await_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -132,11 +136,28 @@ _PG_init(void)
 								   PGC_POSTMASTER, 0,
 								   NULL, NULL, NULL);
 
+		DefineCustomIntVariable("jobq.max_await_ids",
+								"Job ids that may be awaited at once, server-wide.",
+								"An await beyond it polls instead of being woken.",
+								&jobq_max_await_ids,
+								4096, 0, 1000000,
+								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
+
+		DefineCustomIntVariable("jobq.await_handover_memory",
+								"Shared memory for results and errors handed over to awaiters at commit.",
+								"A result that does not fit is read from history instead.",
+								&jobq_await_handover_kb,
+								4096, 1024, 1024 * 1024,
+								PGC_POSTMASTER, GUC_UNIT_KB,
+								NULL, NULL, NULL);
+
 		prev_shmem_request_hook = shmem_request_hook;
 		shmem_request_hook = jobq_shmem_request;
 		prev_shmem_startup_hook = shmem_startup_hook;
 		shmem_startup_hook = jobq_shmem_startup;
 		jobq_wake_register_callbacks();
+		jobq_await_register_callbacks();
 		jobq_register_sweepers();
 	}
 

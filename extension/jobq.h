@@ -95,6 +95,52 @@ extern bool jobq_wait_available(void);
 extern void jobq_wait_counters(int64 *waiting, int64 *wakeups);
 extern void jobq_wait_sleep(long timeout_ms);
 
+/*
+ * await_slots.c: awaited job ids, woken (and handed the outcome) by the
+ * commit that ends an attempt of their job
+ */
+typedef enum JobqAwaitState
+{
+	JOBQ_AWAIT_READY,			/* an attempt failed, the job is retried */
+	JOBQ_AWAIT_COMPLETED,
+	JOBQ_AWAIT_DEAD,
+	JOBQ_AWAIT_CANCELLED
+} JobqAwaitState;
+
+extern int	jobq_max_await_ids;
+extern int	jobq_await_handover_kb;
+extern bool jobq_await_on;
+extern Size jobq_await_shmem_size(void);
+extern void jobq_await_shmem_init(void);
+extern void jobq_await_register_callbacks(void);
+extern bool jobq_await_available(void);
+extern bool jobq_await_register(const int64 *ids, int n);
+extern void jobq_await_unregister(void);
+extern bool jobq_await_handed(int k, JobqAwaitState *state, TimestampTz *finished_at,
+							  struct varlena **value, bool *lost);
+extern void jobq_await_counters(int64 *awaiting, int64 *capacity, int64 *wakeups,
+								int64 *handovers);
+extern void jobq_await_note_slow(int64 id, JobqAwaitState state, TimestampTz finished_at,
+								 const struct varlena *value);
+extern void jobq_await_recheck_all(void);
+
+/*
+ * jobq_await_note
+ *	  This statement ended an attempt of job id: it became state at
+ *	  finished_at, with value (its result or error, or NULL).  Costs one
+ *	  flag test without preload and an atomic read while nobody awaits it.
+ */
+static inline void
+jobq_await_note(int64 id, JobqAwaitState state, TimestampTz finished_at,
+				const struct varlena *value)
+{
+	if (jobq_await_on)
+		jobq_await_note_slow(id, state, finished_at, value);
+}
+
+/* await.c, admin.c */
+extern bool jobq_cancel_if_ready(Datum id);
+
 /* relay.c */
 extern Size jobq_relay_shmem_size(void);
 extern void jobq_relay_shmem_init(void);
@@ -158,6 +204,7 @@ jobq_plan(const JobqStatements *set, int index)
 /* The tables, one per file (spi.c lists them for jobq._statement) */
 extern const JobqStatements jobq_ack_statements;
 extern const JobqStatements jobq_admin_statements;
+extern const JobqStatements jobq_await_statements;
 extern const JobqStatements jobq_claim_statements;
 extern const JobqStatements jobq_enqueue_statements;
 extern const JobqStatements jobq_grants_statements;

@@ -116,6 +116,13 @@ jobq_pop(PG_FUNCTION_ARGS)
 									settings.keeps_completed ? ST_POP_HISTORY : ST_POP),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "pop");
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+
+		jobq_await_note(jobq_spi_getint64(r, 1, &isnull), JOBQ_AWAIT_COMPLETED,
+						DatumGetTimestampTz(values[1]), NULL);
+	}
 	jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();
 	return (Datum) 0;

@@ -44,6 +44,7 @@ PG_FUNCTION_INFO_V1(jobq_statement);
 static const JobqStatements *const statement_tables[] = {
 	&jobq_ack_statements,
 	&jobq_admin_statements,
+	&jobq_await_statements,
 	&jobq_claim_statements,
 	&jobq_enqueue_statements,
 	&jobq_grants_statements,

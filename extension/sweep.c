@@ -189,6 +189,8 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 	out[1] = jobq_spi_getint64(0, COL_EXPIRE_DEAD, &isnull);
 	if (out[0] > 0)
 		note_requeued();
+	if (out[0] + out[1] > 0)
+		jobq_await_recheck_all();	/* attempts ended; awaiters re-read */
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_sweep_statements, ST_PURGE_HISTORY),
 						  values, nulls, false, 0);

@@ -119,6 +119,13 @@ INSERT INTO regress_priv_calls VALUES
  (165, 'worker_signal', 'jobq_worker_signal(text,text)',
      $$SELECT jobq_worker_signal('prv-none', 'quiet')$$),
  (166, 'SELECT jobq.workers', NULL, $$SELECT count(*) FROM jobq.workers$$);
+-- awaiting a result (issue 16): producers and monitors
+INSERT INTO regress_priv_calls VALUES
+ (170, 'await', 'jobq_await(bigint,interval,text,boolean,text,jsonb,text,integer,timestamptz,boolean)',
+     $$CALL jobq_await(1, '0')$$),
+ (171, 'await_many', 'jobq_await_many(bigint[],interval,text,text,boolean)',
+     $$SELECT jobq_await_many(ARRAY[1]::bigint[], '0')$$),
+ (172, 'await_status', 'jobq_await_status()', $$SELECT jobq_await_status()$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

@@ -23,7 +23,7 @@ CREATE DATABASE regress_jobq_updated;
 SELECT $fingerprint$
 SELECT 'function ' || n.nspname || '.' || p.proname
        || '(' || pg_get_function_arguments(p.oid) || ') returns '
-       || pg_get_function_result(p.oid)
+       || coalesce(pg_get_function_result(p.oid), '-') || ' kind=' || p.prokind::text
        || ' owner=' || pg_get_userbyid(p.proowner) || ' lang=' || l.lanname
        || ' secdef=' || p.prosecdef || ' vol=' || p.provolatile::text
        || ' par=' || p.proparallel::text || ' strict=' || p.proisstrict

@@ -95,10 +95,11 @@ def doc_signatures():
             cur = None
     out = []
     for n, text in sigs:
-        m = re.match(r'^([a-z_][a-z0-9_]*)\((.*)\)\s+RETURNS\s+(.*)$', text, re.S)
+        # a procedure has no RETURNS (its INOUT arguments are its result)
+        m = re.match(r'^([a-z_][a-z0-9_]*)\((.*)\)(?:\s+RETURNS\s+(.*))?$', text, re.S)
         if not m:
             sys.exit('doc/sql.md:%d: not a signature "name(args) RETURNS type": %s' % (n, text))
-        name, args, result = m.group(1), m.group(2), m.group(3).strip()
+        name, args, result = m.group(1), m.group(2), (m.group(3) or '').strip()
         if args.count('(') != args.count(')'):
             sys.exit('doc/sql.md:%d: unbalanced parentheses: %s' % (n, text))
         parsed = []
@@ -106,7 +107,9 @@ def doc_signatures():
             am = re.match(r'^(?:(IN|OUT|INOUT|VARIADIC)\s+)?([a-z_][a-z0-9_]*)\s+(.+?)(\s+DEFAULT\s+.+)?$', a, re.S | re.I)
             if not am:
                 sys.exit('doc/sql.md:%d: cannot read argument "%s"' % (n, a))
-            parsed.append((am.group(2), am.group(3).strip(), am.group(4) is not None))
+            mode = (am.group(1) or '').upper()
+            prefix = mode + ' ' if mode in ('INOUT', 'OUT', 'VARIADIC') else ''
+            parsed.append((prefix + am.group(2), am.group(3).strip(), am.group(4) is not None))
         out.append((n, name, parsed, result))
     return out, internal
 
@@ -134,7 +137,7 @@ def main():
         m = re.match(r'^TABLE\s*\((.*)\)$', result, re.S)
         if m:
             types.update(c.split(None, 1)[1] for c in split_top(m.group(1)))
-        else:
+        elif result:
             types.add(re.sub(r'^SETOF\s+', '', result))
     canon = {}
     if types:
@@ -144,13 +147,15 @@ def main():
 
     def doc_form(args, result):
         ident = ', '.join('%s %s' % (a, canon[t]) for a, t, _ in args)
-        defaults = [a for a, _, d in args if d]
+        defaults = [re.sub(r'^(INOUT|OUT|VARIADIC) ', '', a) for a, _, d in args if d]
         m = re.match(r'^TABLE\s*\((.*)\)$', result, re.S)
         if m:
             cols = [c.split(None, 1) for c in split_top(m.group(1))]
             res = 'TABLE(' + ', '.join('%s %s' % (c, canon[t]) for c, t in cols) + ')'
         elif result.startswith('SETOF '):
             res = 'SETOF ' + canon[result[6:].strip()]
+        elif not result:
+            res = ''
         else:
             res = canon[result]
         return ident, defaults, res
@@ -171,7 +176,8 @@ def main():
             internal_db.add('%s.%s' % (schema, name))
             continue
         api += 1
-        argnames = [a.split(None, 1)[0] for a in split_top(ident)]
+        argnames = [re.sub(r'^(INOUT|OUT|VARIADIC)\s+', '', a).split(None, 1)[0]
+                    for a in split_top(ident)]
         defaults = argnames[len(argnames) - int(ndefaults):] if int(ndefaults) else []
         sig = '%s(%s) RETURNS %s' % (name, fullargs, res)
         doc = documented.pop((name, ident), None)

@@ -77,6 +77,16 @@
 #define JOBQ_CRON_EVERY_MAX_S 2678400	/* @every: longest, 31 days */
 #define JOBQ_CRON_NEXT_MAX 1000			/* fire times one jobq_cron_next
 										 * call returns (its n) */
+/* Awaiting a job's outcome (jobq_await, jobq_await_many) */
+#define JOBQ_AWAIT_MAX_S 3600			/* timeout of one await */
+#define JOBQ_AWAIT_STATEMENT_MAX_S 30	/* longest wait that holds a snapshot:
+										 * jobq_await_many, and jobq_await
+										 * inside a transaction block */
+#define JOBQ_AWAIT_MANY_MAX 1000		/* ids per jobq_await_many */
+#define JOBQ_AWAIT_RESULT_MAX (64 * 1024)	/* bytes: largest result or error
+											 * handed over to an awaiter at
+											 * commit (larger ones are read
+											 * from history) */
 
 /*
  * 0.1.0's limit on the queues of a waiting claim.  A waiting claim now takes
@@ -146,7 +156,11 @@
 	X("worker_timeout_min", JOBQ_WORKER_TIMEOUT_MIN_S, "seconds") \
 	X("worker_timeout_max", JOBQ_WORKER_TIMEOUT_MAX_S, "seconds") \
 	X("worker_slots_max", JOBQ_WORKER_SLOTS_MAX, "count") \
-	X("worker_metadata_max", JOBQ_WORKER_METADATA_MAX, "bytes")
+	X("worker_metadata_max", JOBQ_WORKER_METADATA_MAX, "bytes") \
+	X("await_max", JOBQ_AWAIT_MAX_S, "seconds") \
+	X("await_statement_max", JOBQ_AWAIT_STATEMENT_MAX_S, "seconds") \
+	X("await_many_max", JOBQ_AWAIT_MANY_MAX, "count") \
+	X("await_result_max", JOBQ_AWAIT_RESULT_MAX, "bytes")
 
 /*
  * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),
