@@ -646,23 +646,23 @@ jobq_await_many(PG_FUNCTION_ARGS)
 }
 
 /*
- * jobq_await_status() -> (awaiting, capacity, wakeups, handovers, woken_by_commits)
+ * jobq_await_status() -> TABLE (awaiting, capacity, wakeups, handovers)
  *	  Awaited ids now and the capacity of the entries (0 without preload),
  *	  and since server start the entries woken by a commit and the
- *	  outcomes handed over.
+ *	  outcomes handed over.  One row.
  */
 Datum
 jobq_await_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	desc;
+	Tuplestorestate *store = jobq_srf_begin(fcinfo, &desc);
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
 	int64		v[4];
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "jobq: jobq_await_status must return a record");
 	jobq_await_counters(&v[0], &v[1], &v[2], &v[3]);
 	for (int i = 0; i < 4; i++)
 		values[i] = Int64GetDatum(v[i]);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+	tuplestore_putvalues(store, desc, values, nulls);
+	return (Datum) 0;
 }

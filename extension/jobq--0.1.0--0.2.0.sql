@@ -681,8 +681,8 @@ TO jobq_producer, jobq_monitor;
 COMMENT ON FUNCTION @extschema@.jobq_await_many(bigint[], interval, text, text, boolean) IS
     'Wait until all (or any) of the jobs are done; one row per job with its outcome.';
 
-CREATE FUNCTION @extschema@.jobq_await_status(
-    OUT awaiting bigint, OUT capacity bigint, OUT wakeups bigint, OUT handovers bigint)
+CREATE FUNCTION @extschema@.jobq_await_status()
+RETURNS TABLE (awaiting bigint, capacity bigint, wakeups bigint, handovers bigint)
 AS 'MODULE_PATHNAME', 'jobq_await_status'
 LANGUAGE C VOLATILE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp;

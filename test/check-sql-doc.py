@@ -96,7 +96,8 @@ def doc_signatures():
     out = []
     for n, text in sigs:
         # a procedure has no RETURNS (its INOUT arguments are its result)
-        m = re.match(r'^([a-z_][a-z0-9_]*)\((.*)\)(?:\s+RETURNS\s+(.*))?$', text, re.S)
+        m = (re.match(r'^([a-z_][a-z0-9_]*)\((.*)\)\s+RETURNS\s+(.*)$', text, re.S)
+             or re.match(r'^([a-z_][a-z0-9_]*)\((.*)\)()$', text, re.S))
         if not m:
             sys.exit('doc/sql.md:%d: not a signature "name(args) RETURNS type": %s' % (n, text))
         name, args, result = m.group(1), m.group(2), (m.group(3) or '').strip()
@@ -176,6 +177,8 @@ def main():
             internal_db.add('%s.%s' % (schema, name))
             continue
         api += 1
+        # a procedure's arguments say IN; the doc leaves it out, as for functions
+        ident = ', '.join(re.sub(r'^IN ', '', a) for a in split_top(ident))
         argnames = [re.sub(r'^(INOUT|OUT|VARIADIC)\s+', '', a).split(None, 1)[0]
                     for a in split_top(ident)]
         defaults = argnames[len(argnames) - int(ndefaults):] if int(ndefaults) else []
