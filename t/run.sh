@@ -25,11 +25,13 @@ mkdir -p "$work/bin/examples"
 cp "$bin/jobq-worker" "$bin/jobq" "$work/bin/"
 [ ! -x "$bin/examples/callback_worker" ] || cp "$bin/examples/callback_worker" "$work/bin/examples/"
 cp -r "$root/t" "$work/t"
+# the handler libraries of --persistent (client/handlers), for t/026
+cp -r "$root/client/handlers" "$work/handlers"
 
 as_pg() { if [ "$(id -u)" = 0 ]; then chown -R postgres: "$work"; runuser -u postgres -- "$@"; else "$@"; fi; }
 cd "$work"
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(t/*.pl)
-as_pg env PATH="$pgbin:$PATH" JOBQ_BIN_DIR="$work/bin" \
+as_pg env PATH="$pgbin:$PATH" JOBQ_BIN_DIR="$work/bin" JOBQ_HANDLERS_DIR="$work/handlers" \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" TESTDIR="$work" \
 	prove -I "$pgxs/src/test/perl" -I "$work/t" "${args[@]}"

@@ -30,21 +30,32 @@
  * Slots
  * ---------------------------------------------------------------------- */
 
-static int
-free_slots(Worker *w)
+int
+flow_running(Worker *w)
 {
 	int			n = 0;
 
 	for (int i = 0; i < w->concurrency; i++)
-		if (!w->slots[i].busy)
+		if (w->slots[i].busy)
 			n++;
 	return n;
 }
 
-int
-flow_running(Worker *w)
+/* jobs that could start now: free slots, and with --persistent, room in
+ * ready handler processes */
+static int
+free_slots(Worker *w)
 {
-	return w->concurrency - free_slots(w);
+	int			n = w->concurrency - flow_running(w);
+
+	if (w->persistent > 0)
+	{
+		int			room = persistent_room(w);
+
+		if (room < n)
+			n = room;
+	}
+	return n;
 }
 
 /* ----------------------------------------------------------------------
@@ -274,6 +285,14 @@ flow_start_jobs(Worker *w)
 
 		if (s->busy)
 			continue;
+		if (w->persistent > 0)
+		{
+			if (!persistent_start(w, s, &w->backlog[0]))
+				break;			/* no process has room: the job waits */
+			memmove(w->backlog, w->backlog + 1, sizeof(Job) * (--w->nbacklog));
+			w->started_jobs++;
+			continue;
+		}
 		job = w->backlog[0];
 		memmove(w->backlog, w->backlog + 1, sizeof(Job) * (--w->nbacklog));
 		if (handler_start(w, s, &job, &exec_errno))

@@ -71,15 +71,15 @@ close_fd(int *fd)
 }
 
 /*
- * child_reset
+ * handler_child_reset
  *		The first steps of every handler child, forked (C callback) or
  *		vfork'ed (executable): own process group, death signal, default
  *		handling of the signals the worker catches, nothing blocked, pipes
  *		on 0/1/2.  System calls only, as a vfork'ed child requires.  Exits
  *		127 (like a shell that cannot run a command) when it fails.
  */
-static void
-child_reset(int in, int out, int err, pid_t parent)
+void
+handler_child_reset(int in, int out, int err, pid_t parent)
 {
 	static const int sigs[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD};
 	struct sigaction dfl;
@@ -116,7 +116,7 @@ child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
 {
 	char		num[32];
 
-	child_reset(in, out, err, parent);
+	handler_child_reset(in, out, err, parent);
 	close(in);
 	close(out);
 	close(err);
@@ -233,7 +233,7 @@ exec_child(Worker *w, int in, int out, int err, int status, pid_t parent,
 	const char *end = msg + sizeof(msg) - 1;
 	int			e;
 
-	child_reset(in, out, err, parent);
+	handler_child_reset(in, out, err, parent);
 	/* the pipes' own descriptors are close-on-exec, as are other slots' */
 	execvpe(w->handler_argv[0], w->handler_argv, env);
 	e = errno;
@@ -593,6 +593,11 @@ handler_drain(Slot *s)
 void
 handler_kill(Worker *w, Slot *s, KillReason why)
 {
+	if (s->busy && s->proc != NULL)
+	{
+		persistent_kill_job(w, s, why);
+		return;
+	}
 	if (!s->busy || s->exited || s->kill_reason != KILL_NONE)
 		return;
 	s->kill_reason = why;
@@ -616,6 +621,8 @@ handler_timers(Worker *w, Slot *s, double now)
 			 job_id(&s->job), w->timeout);
 		handler_kill(w, s, KILL_TIMEOUT);
 	}
+	if (s->proc != NULL)
+		return;					/* its process's timers are persistent.c's */
 	if (s->kill_at > 0 && now >= s->kill_at)
 	{
 		kill(-s->pid, SIGKILL);
@@ -648,8 +655,8 @@ signame(int signo)
 }
 
 /* error text: a first line of our own, then the handler's stderr tail */
-static char *
-make_error(const char *first, const Ring *r)
+char *
+handler_error(const char *first, const Ring *r)
 {
 	char	   *tail = ring_string(r);
 	size_t		n = strlen(first) + strlen(tail) + 2;
@@ -711,7 +718,7 @@ handler_finish(Worker *w, Slot *s)
 		a->kind = ACK_FAIL;
 		a->outcome = "timeout";
 		snprintf(first, sizeof(first), "handler timed out after %g s", w->timeout);
-		a->error = make_error(first, &s->err);
+		a->error = handler_error(first, &s->err);
 	}
 	else if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 	{
@@ -751,7 +758,7 @@ handler_finish(Worker *w, Slot *s)
 			a->outcome = "failed";
 			snprintf(first, sizeof(first), "handler exited with code %d", code);
 		}
-		a->error = make_error(first, &s->err);
+		a->error = handler_error(first, &s->err);
 	}
 	else
 	{
@@ -759,7 +766,7 @@ handler_finish(Worker *w, Slot *s)
 		a->outcome = "signal";
 		snprintf(first, sizeof(first), "handler killed by signal %d (%s)",
 				 WTERMSIG(st), signame(WTERMSIG(st)));
-		a->error = make_error(first, &s->err);
+		a->error = handler_error(first, &s->err);
 	}
 
 	jobq_buf_free(&s->out);

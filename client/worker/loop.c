@@ -109,6 +109,8 @@ reap(Worker *w)
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 	{
+		if (w->persistent > 0 && persistent_reap(w, pid, status))
+			continue;
 		for (int i = 0; i < w->concurrency; i++)
 		{
 			Slot	   *s = &w->slots[i];
@@ -212,6 +214,8 @@ poll_timeout(Worker *w, double now)
 		NEAR(w->db.claim_deadline);
 	if (w->stopping)
 		NEAR(w->stop_deadline);
+	if (w->persistent > 0)
+		NEAR(persistent_next_timer(w));
 	for (int i = 0; i < w->concurrency; i++)
 	{
 		Slot	   *s = &w->slots[i];
@@ -240,7 +244,7 @@ poll_timeout(Worker *w, double now)
 static int
 run_loop(Worker *w)
 {
-	int			nfds = 2 + 3 * w->concurrency;
+	int			nfds = 2 + 3 * w->concurrency + 3 * w->persistent;
 	struct pollfd *pfd = jobq_xmalloc(sizeof(struct pollfd) * nfds);
 	bool		shutdown_kill_sent = false;
 
@@ -256,8 +260,11 @@ run_loop(Worker *w)
 			wlog(w, "warning", "stopping at once: killing %d handler(s); their jobs "
 				 "come back when their leases expire", flow_running(w));
 			for (int i = 0; i < w->concurrency; i++)
-				if (w->slots[i].busy)
+				if (w->slots[i].busy && w->slots[i].proc == NULL)
 					kill(-w->slots[i].pid, SIGKILL);
+			for (int i = 0; i < w->persistent; i++)
+				if (w->procs[i].pid > 0)
+					kill(-w->procs[i].pid, SIGKILL);
 			free(pfd);
 			return 1;
 		}
@@ -280,6 +287,8 @@ run_loop(Worker *w)
 		}
 		for (int i = 0; i < w->concurrency; i++)
 			handler_timers(w, &w->slots[i], now);
+		if (w->persistent > 0)
+			persistent_timers(w, now);
 
 		if (w->stopping)
 		{
@@ -375,6 +384,8 @@ run_loop(Worker *w)
 				pfd[n++].events = POLLIN;
 			}
 		}
+		if (w->persistent > 0)
+			n += persistent_pollfds(w, pfd + n);
 		timeout = poll_timeout(w, now);
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
 		{
@@ -399,11 +410,13 @@ run_loop(Worker *w)
 					w->want_claim = true;
 				continue;
 			}
+			if (w->persistent > 0)
+				persistent_io(w, pfd[k].fd, pfd[k].revents);
 			for (int i = 0; i < w->concurrency; i++)
 			{
 				Slot	   *s = &w->slots[i];
 
-				if (!s->busy)
+				if (!s->busy || s->proc != NULL)
 					continue;
 				if (pfd[k].fd == s->fd_in)
 					handler_io(w, s, pfd[k].revents, 0, 0);
@@ -447,6 +460,8 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 
 	log_open(&w);
 	setup_signals();
+	if (w.persistent > 0)
+		persistent_init(&w);
 	db_init(&w);
 	if (db_connect(&w) != DB_OK)
 	{
@@ -461,6 +476,8 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 		rc = run_loop(&w);
 	}
 	db_claim_interrupt(&w);
+	if (w.persistent > 0)
+		persistent_shutdown(&w);
 	db_close(&w);
 	for (int i = 0; i < w.nbacklog; i++)
 		job_free(&w.backlog[i]);

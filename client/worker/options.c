@@ -38,6 +38,9 @@ usage(FILE *f, const char *progname, bool callback)
 			"  -l, --lease=DURATION       lease per claim (default: the queue's lease)\n"
 			"      --heartbeat=DURATION   extend the lease this often while a job runs\n"
 			"                             (default: a third of the lease; 0 = never)\n"
+			"      --persistent[=N]       N long-lived handler processes (default:\n"
+			"                             --concurrency) that take jobs as JSON lines on\n"
+			"                             stdin and answer on stdout (see jobq-worker(1))\n"
 			"  -t, --timeout=DURATION     stop a handler running longer (default: none)\n"
 			"      --kill-after=DURATION  SIGKILL a handler this long after SIGTERM (default 5s)\n"
 			"      --once                 run one job, then exit\n"
@@ -162,6 +165,7 @@ worker_options(Worker *w, int argc, char **argv)
 		{"wait-mode", required_argument, NULL, 12},
 		{"schema", required_argument, NULL, 13},
 		{"db-timeout", required_argument, NULL, 14},
+		{"persistent", optional_argument, NULL, 40},
 		{"grace", required_argument, NULL, 9},
 		{"log-format", required_argument, NULL, 10},
 		{"log-file", required_argument, NULL, 11},
@@ -276,6 +280,15 @@ worker_options(Worker *w, int argc, char **argv)
 				if (!duration_opt(progname, "--db-timeout", optarg, 1, 3600, &w->db_timeout))
 					goto try_help;
 				break;
+			case 40:
+				if (optarg == NULL)
+					w->persistent = -1;	/* = --concurrency, below */
+				else if (!count_opt(progname, "--persistent", optarg, 1,
+									JOBQ_PERSISTENT_PROCS_MAX, &v))
+					goto try_help;
+				else
+					w->persistent = (int) v;
+				break;
 			case 9:
 				if (!duration_opt(progname, "--grace", optarg, 0, 86400, &w->grace))
 					goto try_help;
@@ -330,6 +343,14 @@ worker_options(Worker *w, int argc, char **argv)
 		fprintf(stderr, "%s: --heartbeat must be shorter than --lease\n", progname);
 		goto try_help;
 	}
+	if (w->persistent != 0 && w->callback != NULL)
+	{
+		fprintf(stderr, "%s: --persistent needs a handler program; this worker has a "
+				"built-in handler\n", progname);
+		goto try_help;
+	}
+	if (w->persistent < 0)
+		w->persistent = w->concurrency;
 	w->handler_argv = argv + optind;
 	if (w->callback == NULL)
 	{

@@ -39,6 +39,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <poll.h>
 #include <sys/types.h>
 
 #include "jobq-client.h"
@@ -52,6 +53,11 @@
 /* Handler exit codes with a meaning of their own (sysexits.h values). */
 #define EXIT_RETRY_LATER	75		/* EX_TEMPFAIL */
 #define EXIT_PERMANENT		65		/* EX_DATAERR */
+
+/* --persistent: the most jobs one handler process may take at a time */
+#define JOBQ_PERSISTENT_JOBS_MAX 1000
+/* --persistent: the most handler processes */
+#define JOBQ_PERSISTENT_PROCS_MAX 1000
 
 /* jobq-worker's own exit status when the handler cannot be executed any more */
 #define WORKER_EXIT_HANDLER_GONE 4
@@ -116,11 +122,17 @@ typedef enum KillReason
 	KILL_SHUTDOWN
 } KillReason;
 
-/* A running handler process. */
+struct Proc;
+
+/*
+ * A running job: in a handler process of its own, or (--persistent) in one
+ * of the long-lived handler processes (proc), which may run several.
+ */
 typedef struct Slot
 {
 	bool		busy;
 	Job			job;
+	struct Proc *proc;			/* --persistent: its process; NULL = its own */
 	pid_t		pid;
 	bool		exited;
 	int			status;			/* from waitpid */
@@ -152,6 +164,8 @@ typedef struct Ack
 	char	   *result;			/* ACK_COMPLETE: stdout, may be NULL */
 	char	   *error;			/* ACK_FAIL */
 	bool		permanent;
+	bool		has_retry_in;	/* ACK_FAIL: retry after retry_in seconds, */
+	int			retry_in;		/* not after the queue's backoff */
 	const char *outcome;		/* for the log: completed, retry, ... */
 	int			exit_code;		/* -1 when signalled */
 	int			signo;
@@ -195,6 +209,48 @@ typedef struct DbSession
 	bool		ever_connected;
 } DbSession;
 
+/*
+ * A long-lived handler process of --persistent (persistent.c): jobs go to
+ * it as lines on its stdin, answers come back as lines on its stdout.
+ */
+typedef struct Proc
+{
+	int			index;			/* in Worker.procs, for the log */
+	pid_t		pid;			/* 0 = not running */
+	int			fd_in;			/* -1 when closed */
+	int			fd_out;
+	int			fd_err;
+	JobqBuf		inbuf;			/* lines not yet written to its stdin */
+	size_t		in_off;
+	JobqBuf		line;			/* stdout read, not yet a whole line */
+	JobqBuf		errline;		/* stderr read, not yet a whole line */
+	Ring		err;			/* stderr tail, for the jobs' error texts */
+	bool		ready;			/* sent its ready line */
+	int			capacity;		/* jobs at a time (its ready line) */
+	int			running;		/* jobs it has now */
+	long		jobs_done;
+	double		started;		/* monotonic */
+	double		restart_at;		/* monotonic, when pid == 0; 0 = never */
+	double		backoff;		/* the next restart's delay */
+	double		kill_at;		/* SIGKILL after SIGTERM; 0 = none due */
+	const char *stop_why;		/* why we stopped it: the others' error */
+} Proc;
+
+/* The member of a JSON object's text that json_object_scan found. */
+typedef enum JsonKind
+{
+	JV_STRING, JV_NUMBER, JV_OBJECT, JV_ARRAY, JV_TRUE, JV_FALSE, JV_NULL
+} JsonKind;
+
+typedef struct JsonMember
+{
+	const char *name;			/* between its quotes, not decoded */
+	size_t		namelen;
+	const char *value;			/* the whole value's text */
+	size_t		valuelen;
+	JsonKind	kind;
+} JsonMember;
+
 typedef struct Worker
 {
 	/* options */
@@ -218,6 +274,8 @@ typedef struct Worker
 	bool		log_json;
 	const char *log_file;
 	char	  **handler_argv;
+	int			persistent;		/* --persistent: long-lived processes; 0 = a
+								 * process per job */
 	JobqWorkerCallback callback;
 	void	   *callback_arg;
 
@@ -226,6 +284,7 @@ typedef struct Worker
 	DbSession	db;
 	int			claim_asked;	/* jobs the waiting claim asked for */
 	Slot	   *slots;
+	Proc	   *procs;			/* --persistent of them */
 	Job		   *backlog;		/* claimed, not started */
 	int			nbacklog;
 	int			backlog_cap;
@@ -266,6 +325,26 @@ extern void handler_kill(Worker *w, Slot *s, KillReason why);
 extern void handler_timers(Worker *w, Slot *s, double now);
 extern Ack *handler_finish(Worker *w, Slot *s);
 extern void job_free(Job *job);
+extern void handler_child_reset(int in, int out, int err, pid_t parent);
+extern char *handler_error(const char *first, const Ring *r);
+
+/* persistent.c */
+extern void persistent_init(Worker *w);
+extern int	persistent_room(Worker *w);
+extern bool persistent_start(Worker *w, Slot *s, const Job *job);
+extern int	persistent_pollfds(Worker *w, struct pollfd *pfd);
+extern void persistent_io(Worker *w, int fd, short revents);
+extern bool persistent_reap(Worker *w, pid_t pid, int status);
+extern void persistent_timers(Worker *w, double now);
+extern double persistent_next_timer(Worker *w);
+extern void persistent_kill_job(Worker *w, Slot *s, KillReason why);
+extern void persistent_shutdown(Worker *w);
+
+/* json_scan.c */
+extern bool json_object_scan(const char *text, size_t len, JsonMember *m, int max,
+							 int *n, const char **err);
+extern const JsonMember *json_member(const JsonMember *m, int n, const char *name);
+extern char *json_string_decode(const JsonMember *m);
 
 /* options.c */
 extern int	worker_options(Worker *w, int argc, char **argv);

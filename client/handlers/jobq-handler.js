@@ -1,0 +1,75 @@
+'use strict';
+// jobq-handler: run a JavaScript function as a persistent jobq-worker handler.
+//
+//   // handler.js
+//   const { run, Retry, Permanent } = require('./jobq-handler');
+//   run(async (job) => {          // job: { id, queue, attempt, max_attempts, payload }
+//     await deliver(job.payload);
+//     return { sent: true };      // completed, with this result
+//   }, { jobs: 16 });             // at most 16 jobs at a time in this process
+//
+//   $ jobq-worker -q mails -c 16 --persistent=1 -- node handler.js
+//
+// The (awaited) return value is the job's result. Throw new Retry('why', 30)
+// to try again after 30 s (or the queue's backoff without a delay), new
+// Permanent('why') to fail for good (the job goes to dead); any other error
+// fails the attempt (retried while attempts are left) with its stack as the
+// error. No dependencies. The line protocol: doc/jobq-worker.md, "Persistent
+// handlers".
+const readline = require('readline');
+
+class Retry extends Error {
+  constructor(message, delay) {
+    super(message || 'retry');
+    this.delay = delay;
+  }
+}
+
+class Permanent extends Error {}
+
+function write(obj) {
+  let line;
+  try {
+    line = JSON.stringify(obj);
+  } catch (e) {
+    line = JSON.stringify({ id: obj.id, status: 'failed', error: `result is not JSON: ${e.message}` });
+  }
+  process.stdout.write(line + '\n');
+}
+
+async function answer(fn, job) {
+  try {
+    const result = await fn(job);
+    return { id: job.id, status: 'completed', result: result === undefined ? null : result };
+  } catch (e) {
+    if (e instanceof Retry) {
+      const a = { id: job.id, status: 'retry', error: e.message };
+      if (e.delay !== undefined && e.delay !== null) a.delay = e.delay;
+      return a;
+    }
+    if (e instanceof Permanent) return { id: job.id, status: 'failed', error: e.message || 'failed' };
+    return { id: job.id, status: 'retry', error: (e && e.stack) || String(e) };
+  }
+}
+
+// Serve jobs from jobq-worker on stdin; the returned promise resolves when
+// the worker closes stdin and every job has been answered.
+function run(fn, { jobs = 1 } = {}) {
+  if (!Number.isInteger(jobs) || jobs < 1 || jobs > 1000) {
+    throw new RangeError('jobs must be an integer from 1 to 1000');
+  }
+  write({ ready: true, jobs });
+  const pending = new Set();
+  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  rl.on('line', (line) => {
+    const job = JSON.parse(line);
+    const p = answer(fn, job).then(write);
+    pending.add(p);
+    p.finally(() => pending.delete(p));
+  });
+  return new Promise((resolve) => {
+    rl.on('close', () => Promise.all([...pending]).then(() => resolve()));
+  });
+}
+
+module.exports = { run, Retry, Permanent };
