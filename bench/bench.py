@@ -25,6 +25,18 @@ PGB = os.path.join(HERE, 'pgbench')
 DRIVER = os.path.join(HERE, 'driver')
 WORKER = os.path.join(ROOT, 'client', 'jobq-worker')
 HANDLER = os.path.join(HERE, 'handler')
+PERSISTENT_HANDLER = os.path.join(HERE, 'persistent_handler')
+HANDLERS_DIR = os.path.join(ROOT, 'client', 'handlers')
+# no-op handlers of jobq-worker --persistent, taking {jobs} jobs at a time
+PERSISTENT_NOOPS = {
+    'c': lambda jobs: [PERSISTENT_HANDLER, str(jobs)],
+    'python': lambda jobs: ['python3', '-c', f'import sys; sys.path.insert(0, {HANDLERS_DIR!r}); '
+                            f'import jobq_handler; jobq_handler.run(lambda job: None, jobs={jobs})'],
+    'node': lambda jobs: ['node', '-e', f'require({os.path.join(HANDLERS_DIR, "jobq-handler")!r})'
+                          f'.run(async () => null, {{ jobs: {jobs} }})'],
+}
+# jobq-worker --persistent: jobs in flight (-c and the processes' capacity), one process
+PERSISTENT_SLOTS = 32
 NCPU = os.cpu_count() or 1
 
 # ---------------------------------------------------------------------------
@@ -37,7 +49,7 @@ MODES = {
                   lat_jobs=20, lat_modes=['driver-notify', 'driver-blocking', 'worker-notify', 'worker-blocking', 'os-spawn'],
                   waiters=10, waiter_seconds=1, horizon_seconds=2, horizon_wait=10,
                   backlogs=[10000], scale_drain=200, history_rows=0,
-                  soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1,
+                  soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1, persistent_jobs=200,
                   instr=dict(enqueue=(20, 120), cycle1=(5, 25), cycle100=(1, 3))),
     'quick': dict(reps=3, clients=[1, 16], drain_clients=[4], enq_seconds=1,
                   enq_impls=['ref', 'jobq', 'jobq-nonotify'],
@@ -46,7 +58,7 @@ MODES = {
                   lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking', 'os-spawn'],
                   waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
                   backlogs=[10000, 100000], scale_drain=800, history_rows=0,
-                  soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1,
+                  soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1, persistent_jobs=5000,
                   instr=dict(enqueue=(100, 1000), cycle1=(10, 110), cycle100=(1, 11))),
     'full': dict(reps=3, clients=[1, 4, 16], drain_clients=[1, 4, 16], enq_seconds=10,
                  enq_impls=['ref', 'jobq', 'driver', 'jobq-nonotify'],
@@ -56,7 +68,7 @@ MODES = {
                  waiters=100, waiter_seconds=10, horizon_seconds=30, horizon_wait=40,
                  backlogs=[10000, 100000, 1000000], scale_drain=5000,
                  history_rows=1000000, soak_seconds=300, worker_jobs=5000,
-                 worker_conc=[4, 16], worker_reps=3,
+                 worker_conc=[4, 16], worker_reps=3, persistent_jobs=50000,
                  instr=dict(enqueue=(200, 2000), cycle1=(20, 220), cycle100=(2, 22))),
 }
 
@@ -840,6 +852,69 @@ class Bench:
             for c in self.m['worker_conc']:
                 self.guard(f'worker c={c}', self._worker, c)
 
+    def bench_persistent(self):
+        """jobq-worker --persistent with a no-op handler in C, Python and Node,
+        against the libjobq driver's batched drain on one connection with the
+        same batch (measured here, in the same run) and the process-per-job
+        worker rows."""
+        if not (self.has_worker and self.has_driver):
+            self.notes.append('jobq-worker --persistent not measured: client/jobq-worker or '
+                              'bench/driver missing')
+            return
+        log('== jobq-worker --persistent (no-op handlers in C, Python, Node)')
+        for rep in range(self.m['worker_reps']):
+            self.guard('persistent baseline: driver c=1', self._persistent_driver)
+            for lang in PERSISTENT_NOOPS:
+                self.guard(f'persistent {lang}', self._persistent, lang)
+
+    def _persistent_driver(self):
+        n = self.m['persistent_jobs']
+        self.reset('0')
+        self.fill_jobq(n)
+        self.settle()
+        (jobs, secs, rate), cpu, wal = self.measure(
+            lambda: self.driver('drain', '-c', '1', '-b', str(PERSISTENT_SLOTS)))
+        self.record('persistent/driver', rate, 'jobs/s', cpu_ms_per_1k=1e6 * cpu / max(jobs, 1),
+                    wal_bytes_per_job=wal / max(jobs, 1))
+
+    def _persistent(self, lang):
+        n = self.m['persistent_jobs']
+        self.reset('0')
+        self.fill_jobq(n)
+        self.settle()
+        rss = [0]
+
+        def run():
+            t0 = time.monotonic()
+            p = subprocess.Popen([WORKER, '-d', self.c.conninfo, '-q', 'bench',
+                                  '-c', str(PERSISTENT_SLOTS), '--persistent=1', '--burst',
+                                  '--sweep-interval=0', '--log-file',
+                                  os.path.join(self.out, f'persistent-{lang}.log'), '--']
+                                 + PERSISTENT_NOOPS[lang](PERSISTENT_SLOTS),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            while p.poll() is None:
+                try:
+                    with open(f'/proc/{p.pid}/status') as f:
+                        for line in f:
+                            if line.startswith('VmRSS:'):
+                                rss[0] = max(rss[0], int(line.split()[1]))
+                except OSError:
+                    pass
+                time.sleep(0.02)
+            if p.returncode != 0:
+                raise BenchError(f'jobq-worker --persistent exited {p.returncode}: '
+                                 f'{p.stderr.read().decode()[-300:]}')
+            return time.monotonic() - t0
+        secs, cpu, wal = self.measure(run)
+        left = self.count('jobq')
+        if left:
+            raise BenchError(f'jobq-worker --persistent --burst left {left} jobs')
+        # NB: the time includes starting the handler process (for Node and
+        # Python, their runtime): the figure is what a user of --burst sees
+        self.record(f'persistent/{lang}', n / secs, 'jobs/s', rss_kb=rss[0],
+                    cpu_ms_per_1k=1e6 * cpu / n, wal_bytes_per_job=wal / n)
+        self.record(f'persistent_rss/{lang}', rss[0] / 1024, 'MB')
+
     def _worker(self, c):
         n = self.m['worker_jobs']
         self.reset('0')
@@ -1165,6 +1240,14 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
             else bench.m['drain_clients'][0]
         cmp(f'drain with jobq-worker -c {c}, a process per job (info: vs the single-job '
             f'reference at {rc} clients)', f'worker/c{c}', f'drain/ref/c{rc}/b1')
+    for lang, tgt in (('c', 0.8), ('python', 0.5), ('node', 0.5)):
+        cmp(f'drain with jobq-worker -c {PERSISTENT_SLOTS} --persistent=1, a no-op {lang} handler '
+            f'taking {PERSISTENT_SLOTS} jobs at a time, one connection — against the libjobq '
+            f'driver\'s batched drain on one connection (-b {PERSISTENT_SLOTS})',
+            f'persistent/{lang}', 'persistent/driver', tgt)
+        wc = max(bench.m['worker_conc'])
+        cmp(f'the same — against jobq-worker -c {wc}, a process per job',
+            f'persistent/{lang}', f'worker/c{wc}', 10)
     w('| benchmark | jobq | reference | ratio | target | |')
     w('|---|---:|---:|---:|---|---|')
     for row in rows:
@@ -1310,7 +1393,7 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
       'pg_current_wal_lsn() around the run. Figures of the best run.\n')
     w('| run | jobs/s | server CPU ms / 1,000 jobs | WAL bytes / job |')
     w('|---|---:|---:|---:|')
-    keys = [k for k in R if k.startswith(('enqueue', 'drain', 'worker/', 'scale'))]
+    keys = [k for k in R if k.startswith(('enqueue', 'drain', 'worker/', 'persistent/', 'scale'))]
     for k in sorted(keys):
         b = best(R, k)
         e = b['extra']
@@ -1325,6 +1408,13 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
               + (f' (target ≤ 10 MB: {met})' if c == 16 else ''))
     w('')
 
+    for lang in PERSISTENT_NOOPS:
+        b = best(R, f'persistent_rss/{lang}', False)
+        if b:
+            met = 'met' if b['best'] <= 10 else 'MISSED'
+            w(f'- jobq-worker --persistent peak RSS (the worker alone, not its {lang} handler): '
+              f'{cell(b)} MB (target ≤ 10 MB: {met})')
+    w('')
     if os.path.exists(os.path.join(os.path.dirname(path), 'latency.svg')):
         w('![latency distribution](latency.svg)\n')
 
@@ -1395,7 +1485,7 @@ def main():
     p.add_argument('--reps', type=int, default=0, help='runs per figure (default 3)')
     p.add_argument('--soak-seconds', type=int, default=None)
     p.add_argument('--port', type=int, default=5496)
-    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,horizon,scale,soak,worker,profile,instr')
+    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,horizon,scale,soak,worker,persistent,profile,instr')
     p.add_argument('--output', default=None, help='report path (default bench/RESULTS.md)')
     p.add_argument('--keep', action='store_true', help='keep the cluster directory')
     p.add_argument('--report-only', metavar='JSON', default=None,
@@ -1455,6 +1545,7 @@ def main():
                  ('horizon', bench.bench_horizon),
                  ('scale', bench.bench_scale),
                  ('soak', bench.bench_soak), ('worker', bench.bench_worker),
+                 ('persistent', bench.bench_persistent),
                  ('profile', bench.profile),
                  # last: it stops and restarts the cluster
                  ('instr', bench.bench_instructions)]

@@ -15,7 +15,7 @@ if [ ! -f "$sharedir/extension/jobq.control" ]; then
 	echo "run.sh: the jobq extension is not installed; run: make -C $(dirname "$here") NO_CLIENT=1 install" >&2
 	exit 2
 fi
-if ! make -s -C "$here" driver handler >&2; then
+if ! make -s -C "$here" driver handler persistent_handler >&2; then
 	echo "run.sh: bench/driver could not be built; the libjobq figures will be missing" >&2
 fi
 exec python3 "$here/bench.py" "$@"

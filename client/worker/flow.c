@@ -344,6 +344,8 @@ flow_push_ack(Worker *w, Ack *a)
 		w->finished_jobs++;
 		return;
 	}
+	if (w->acks_head == NULL)
+		w->acks_since = now_mono();
 	a->next = NULL;
 	if (w->acks_tail)
 		w->acks_tail->next = a;
@@ -373,6 +375,30 @@ ack_done(Worker *w, Ack *a, const char *state)
 	free(a->result);
 	free(a->error);
 	free(a);
+}
+
+/*
+ * flow_acks_due
+ *		Whether the acks should go out now.  With a process per job, always:
+ *		each one ends with its process.  With --persistent, answers trickle
+ *		in over the pipes, a few at a time: reporting each trickle costs a
+ *		round trip for a small batch and leaves the handlers idle meanwhile.
+ *		So the acks wait until half the jobs in flight are answered, or
+ *		PERSISTENT_ACK_WAIT_S after the first one, whichever is first (a
+ *		stop, or nothing left running, sends them at once).
+ */
+bool
+flow_acks_due(Worker *w, double now)
+{
+	int			queued = 0;
+
+	if (w->acks_head == NULL)
+		return false;
+	if (w->persistent == 0 || w->stopping || now >= w->acks_since + PERSISTENT_ACK_WAIT_S)
+		return true;
+	for (Ack *a = w->acks_head; a; a = a->next)
+		queued++;
+	return queued >= flow_running(w);
 }
 
 /*

@@ -215,7 +215,11 @@ poll_timeout(Worker *w, double now)
 	if (w->stopping)
 		NEAR(w->stop_deadline);
 	if (w->persistent > 0)
+	{
 		NEAR(persistent_next_timer(w));
+		if (w->acks_head && w->db.connected)
+			NEAR(w->acks_since + PERSISTENT_ACK_WAIT_S);
+	}
 	for (int i = 0; i < w->concurrency; i++)
 	{
 		Slot	   *s = &w->slots[i];
@@ -280,7 +284,8 @@ run_loop(Worker *w)
 			flow_claim_poll(w, now);
 		if (!w->db.claiming)
 		{
-			flow_flush_acks(w, now);	/* may claim for the free slots too */
+			if (flow_acks_due(w, now))
+				flow_flush_acks(w, now);	/* may claim for the free slots too */
 			if (!w->stopping)
 				flow_start_jobs(w);
 			flow_heartbeats(w, now);

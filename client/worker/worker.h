@@ -56,6 +56,8 @@
 
 /* --persistent: the most jobs one handler process may take at a time */
 #define JOBQ_PERSISTENT_JOBS_MAX 1000
+/* --persistent: the longest an answered job waits for others to be reported with */
+#define PERSISTENT_ACK_WAIT_S 0.002
 /* --persistent: the most handler processes */
 #define JOBQ_PERSISTENT_PROCS_MAX 1000
 
@@ -290,6 +292,7 @@ typedef struct Worker
 	int			backlog_cap;
 	Ack		   *acks_head;
 	Ack		   *acks_tail;
+	double		acks_since;		/* monotonic: when acks_head was queued */
 	long		started_jobs;
 	long		finished_jobs;
 	bool		want_claim;		/* claim as soon as there is room (flow.c) */
@@ -360,6 +363,7 @@ extern void flow_claim_abort(Worker *w, double now);
 extern void flow_start_jobs(Worker *w);
 extern void flow_release_backlog(Worker *w);
 extern void flow_push_ack(Worker *w, Ack *a);
+extern bool flow_acks_due(Worker *w, double now);
 extern void flow_flush_acks(Worker *w, double now);
 extern void flow_heartbeats(Worker *w, double now);
 
