@@ -235,7 +235,7 @@ jobq_cron_parse(const char *expr)
 		}
 		cron_error(&ps, start,
 				   "The aliases are @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly and @every <interval>.",
-				   "unknown alias \"%.*s\"", (int) Min(end - start, 64), start);
+				   "unknown alias \"%.*s\"", pg_mbcliplen(start, end - start, 64), start);
 	}
 
 	cron_parse_fields(&ps, cron);
@@ -292,9 +292,10 @@ cron_parse_value(CronParser *ps, const CronFieldDef *f)
 				   (int) Min(end - start, 16), start);
 	}
 	if (*ps->p == '\0' || cron_space(*ps->p))
-		cron_error(ps, start, NULL, "expected a %s value, found the end of the field",
+		cron_error(ps, start, NULL, "expected a value for %s, found the end of the field",
 				   f->name);
-	cron_error(ps, start, NULL, "expected a %s value, found \"%c\"", f->name, *ps->p);
+	cron_error(ps, start, NULL, "expected a value for %s, found \"%.*s\"", f->name,
+			   pg_mblen(ps->p), ps->p);
 }
 
 /*
@@ -402,8 +403,8 @@ next:
 		if (*ps->p == '\0' || cron_space(*ps->p))
 			break;
 		cron_error(ps, ps->p, NULL,
-				   "expected \",\", \"-\", \"/\" or a space in the %s field, found \"%c\"",
-				   f->name, *ps->p);
+				   "expected \",\", \"-\", \"/\" or a space in the %s field, found \"%.*s\"",
+				   f->name, pg_mblen(ps->p), ps->p);
 	}
 
 	if (field == CRON_DOW && (bits & (UINT64CONST(1) << 7)))
@@ -484,8 +485,8 @@ cron_parse_every(CronParser *ps, JobqCron *cron)
 			break;
 		num = ps->p;
 		if (!isdigit((unsigned char) *ps->p))
-			cron_error(ps, num, hint, "expected a number in the interval of @every, found \"%c\"",
-					   *ps->p);
+			cron_error(ps, num, hint, "expected a number in the interval of @every, found \"%.*s\"",
+					   pg_mblen(ps->p), ps->p);
 		while (isdigit((unsigned char) *ps->p))
 		{
 			if (n <= JOBQ_CRON_EVERY_MAX_S)
@@ -617,8 +618,9 @@ cron_next_wall(const JobqCron *cron, Timestamp lo, Timestamp hi, Timestamp *out)
 	h = tod / MINS_PER_HOUR;
 	mi = tod % MINS_PER_HOUR;
 	jd += POSTGRES_EPOCH_JDATE;
-	jlimit = jd + CRON_CYCLE_DAYS + 1;
-	if (jd < 0 || jd > INT_MAX - CRON_CYCLE_DAYS - 2)
+	/* (stop at the end of the timestamp range, before w could overflow) */
+	jlimit = Min(jd + CRON_CYCLE_DAYS + 1, (int64) TIMESTAMP_END_JULIAN);
+	if (jd < 0 || jd > jlimit)
 		return false;
 	j2date((int) jd, &y, &m, &d);
 
@@ -795,7 +797,8 @@ cron_next_calendar(const JobqCron *cron, pg_tz *tz, TimestampTz after)
 		lo = cron->wildcard ? span.start + span.off : seen + 1;
 		hi = span.end == DT_NOEND ? DT_NOEND : span.end + span.off;
 		if (limit == DT_NOEND)
-			limit = lo + (int64) (CRON_CYCLE_DAYS + 2) * USECS_PER_DAY;
+			limit = lo > END_TIMESTAMP - (int64) (CRON_CYCLE_DAYS + 2) * USECS_PER_DAY ?
+				END_TIMESTAMP : lo + (int64) (CRON_CYCLE_DAYS + 2) * USECS_PER_DAY;
 		if (lo > limit)
 			return DT_NOEND;
 		if (cron_next_wall(cron, lo, hi, &w))
