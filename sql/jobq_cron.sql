@@ -175,14 +175,18 @@ SELECT (SELECT t FROM jobq_cron_next('0 9 * * *', 'america/NEW_YORK', '2024-07-0
 SELECT count(*) AS rows_before_the_end
 FROM jobq_cron_next('0 0 1 1 *', 'UTC', '294274-06-01 00:00Z', 5) t;
 
--- Rejections: the SQLSTATE and the message
-CREATE FUNCTION regress_cron_try(expr text, tz text DEFAULT 'UTC') RETURNS text LANGUAGE plpgsql AS $$
+-- Rejections: the SQLSTATE and the message. try_call(stmt): 'accepted'
+-- or the error; try(expr, tz): a call of jobq_cron_next
+CREATE FUNCTION regress_cron_try_call(stmt text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM jobq_cron_next(expr, tz);
+    EXECUTE stmt;
     RETURN 'accepted';
 EXCEPTION WHEN OTHERS THEN
     RETURN SQLSTATE || ': ' || SQLERRM;
 END
+$$;
+CREATE FUNCTION regress_cron_try(expr text, tz text DEFAULT 'UTC') RETURNS text LANGUAGE sql AS $$
+SELECT regress_cron_try_call(format('SELECT jobq_cron_next(%L, %L)', expr, tz))
 $$;
 -- every malformed expression: the position (in characters) and what was
 -- expected there
@@ -213,14 +217,6 @@ SELECT z AS tz, regress_cron_try('0 0 * * *', z) AS outcome FROM (VALUES
 ) v(z);
 SELECT regress_cron_try('0 0 * * *', 'Europe/Berlin') AS berlin_accepted;
 -- the other arguments
-CREATE FUNCTION regress_cron_try_call(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'accepted';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END
-$$;
 SELECT c AS call, regress_cron_try_call('SELECT jobq_cron_next(' || c || ')') AS outcome FROM (VALUES
  ($$NULL$$), ($$'* * * * *', 'UTC', NULL$$), ($$'* * * * *', 'UTC', now(), NULL$$),
  ($$'* * * * *', n => 0$$), ($$'* * * * *', n => 1001$$), ($$'* * * * *', n => -1$$),
@@ -360,3 +356,9 @@ SELECT count(*) FILTER (WHERE probe_got = (SELECT min(t) FROM unnest(brute) t WH
 FROM regress_cron_fuzz_result r;
 -- (expect no rows)
 SELECT i, expr, tz, start, got, brute FROM regress_cron_fuzz_result WHERE got IS DISTINCT FROM brute;
+
+DROP TABLE regress_cron_fuzz_result, regress_cron_cases;
+DROP FUNCTION regress_cron_match(regress_cron_fuzz, timestamp), regress_cron_chain(text, text, timestamptz, timestamptz),
+    regress_cron_rand_field(int, int, float8), regress_cron_rand_hours(), regress_cron_check(),
+    regress_cron_try(text, text), regress_cron_try_call(text);
+DROP TABLE regress_cron_fuzz;
