@@ -31,6 +31,7 @@ OBJS = \
 	extension/await.o \
 	extension/sweeper.o \
 	extension/launcher.o \
+	extension/metrics.o \
 	extension/version.o \
 	extension/cron.o \
 	extension/workers.o

@@ -493,6 +493,160 @@ COMMENT ON FUNCTION @extschema@.jobq_worker_prune(integer) IS
 
 
 /* ========================================================================
+ * Metrics over time: stored rollups (issue 14, FEATURES-0.2.md 1.7 item 4).
+ *
+ * The live ring in shared memory (jobq._metrics_live, one bucket per
+ * second for the last minutes) is written once a minute into
+ * jobq.metrics_minute by jobq_metrics_flush(), which the sweeper calls
+ * and any session may call; finished hours and days are rolled up into
+ * jobq.metrics_hour and jobq.metrics_day.  A row is one queue and one
+ * bucket; counters are in the order of JOBQ_METRIC_COUNTERS, the
+ * histograms in the layout of JOBQ_HIST_EDGES_MS (jobq-contract.h).
+ * complete is false when the row is known to miss events (derived from
+ * history without the live ring, or part of its period was lost).
+ *
+ * jobq.metrics_state is the flush's own state (one row, made by the
+ * first flush): since when minutes were flushed, the watermarks of the
+ * minute, hour and day tables; every flush locks it (SKIP LOCKED), so
+ * concurrent flushes do the work once.  jobq.metrics_gaps records the
+ * periods no live ring saw (a restart, no preload, a flusher that did
+ * not run in time): jobq_metrics reports their buckets complete = false.
+ * All five are registered for pg_dump; doc/operations.md, "Metrics".
+ * ======================================================================== */
+
+CREATE TABLE jobq.metrics_minute (
+    queue            text NOT NULL,
+    start            timestamptz NOT NULL,
+    counters         bigint[] NOT NULL,
+    wait_hist        bigint[] NOT NULL,
+    run_hist         bigint[] NOT NULL,
+    oldest_ready_age interval,
+    complete         boolean NOT NULL,
+    PRIMARY KEY (queue, start)
+);
+CREATE INDEX metrics_minute_start_idx ON jobq.metrics_minute (start);
+
+CREATE TABLE jobq.metrics_hour (LIKE jobq.metrics_minute INCLUDING ALL);
+CREATE TABLE jobq.metrics_day (LIKE jobq.metrics_minute INCLUDING ALL);
+
+CREATE TABLE jobq.metrics_state (
+    singleton       boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    since           timestamptz NOT NULL,   -- the first minute flushed
+    flushed_through timestamptz NOT NULL,   -- minutes before it are flushed
+    hours_through   timestamptz NOT NULL,   -- hours before it are rolled up
+    days_through    timestamptz NOT NULL    -- days before it are rolled up
+);
+
+CREATE TABLE jobq.metrics_gaps (
+    since  timestamptz PRIMARY KEY,
+    until  timestamptz NOT NULL CHECK (until OPERATOR(pg_catalog.>) since),
+    reason text NOT NULL
+);
+
+ALTER TABLE jobq.metrics_minute OWNER TO jobq_owner;
+ALTER TABLE jobq.metrics_hour OWNER TO jobq_owner;
+ALTER TABLE jobq.metrics_day OWNER TO jobq_owner;
+ALTER TABLE jobq.metrics_state OWNER TO jobq_owner;
+ALTER TABLE jobq.metrics_gaps OWNER TO jobq_owner;
+REVOKE ALL ON TABLE jobq.metrics_minute, jobq.metrics_hour, jobq.metrics_day,
+    jobq.metrics_state, jobq.metrics_gaps FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('jobq.metrics_minute'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('jobq.metrics_hour'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('jobq.metrics_day'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('jobq.metrics_state'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('jobq.metrics_gaps'::pg_catalog.regclass, '');
+
+-- readers of numbers may read the rollups directly (for their own tools)
+GRANT USAGE ON SCHEMA jobq TO jobq_monitor, jobq_reader;
+GRANT SELECT ON TABLE jobq.metrics_minute, jobq.metrics_hour, jobq.metrics_day,
+    jobq.metrics_gaps TO jobq_monitor, jobq_reader;
+
+COMMENT ON TABLE jobq.metrics_minute IS
+    'Per queue and minute: counters (JOBQ_METRIC_COUNTERS order), wait and run histograms; written by jobq_metrics_flush().';
+COMMENT ON TABLE jobq.metrics_hour IS
+    'Per queue and hour: the sum of its minutes, rolled up by jobq_metrics_flush().';
+COMMENT ON TABLE jobq.metrics_day IS
+    'Per queue and day (UTC): the sum of its hours, rolled up by jobq_metrics_flush().';
+COMMENT ON TABLE jobq.metrics_state IS
+    'Internal: the watermarks of jobq_metrics_flush().';
+COMMENT ON TABLE jobq.metrics_gaps IS
+    'Periods the live metrics ring did not see: their buckets are reported incomplete.';
+
+CREATE FUNCTION @extschema@.jobq_metrics_flush()
+RETURNS TABLE (minutes bigint, hours bigint, days bigint, purged bigint)
+AS 'MODULE_PATHNAME', 'jobq_metrics_flush'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER ROWS 1
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_metrics(
+    queue    text DEFAULT NULL,
+    "from"   timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval,
+    "to"     timestamptz DEFAULT pg_catalog.now(),
+    bucket   interval DEFAULT '1 minute')
+RETURNS TABLE (queue text, bucket timestamptz, counters bigint[],
+               wait_hist bigint[], run_hist bigint[],
+               wait_p50 interval, wait_p95 interval, wait_p99 interval,
+               run_p50 interval, run_p95 interval, run_p99 interval,
+               oldest_ready_age interval, complete boolean)
+AS 'MODULE_PATHNAME', 'jobq_metrics'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_metrics_flush() OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_metrics(text, timestamptz, timestamptz, interval) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_metrics_flush(),
+    @extschema@.jobq_metrics(text, timestamptz, timestamptz, interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_metrics_flush() TO jobq_worker, jobq_admin;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_metrics(text, timestamptz, timestamptz, interval)
+TO jobq_producer, jobq_monitor, jobq_reader, jobq_admin;
+-- the view below reads jobq_stats with the caller's rights
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_stats(text) TO jobq_reader;
+
+COMMENT ON FUNCTION @extschema@.jobq_metrics_flush() IS
+    'Writes the finished minutes of the live metrics ring once, rolls minutes into hours and days, and applies retention.';
+COMMENT ON FUNCTION @extschema@.jobq_metrics(text, timestamptz, timestamptz, interval) IS
+    'Counters, histograms and p50/p95/p99 of wait and run per queue and bucket, from the live ring and the stored rollups.';
+
+/*
+ * pg_stat_jobq: one row per queue for scrapers (postgres_exporter custom
+ * queries, pgwatch, a shell loop): the counts of jobq_stats and the last
+ * finished minute of jobq_metrics, one named column per counter.  A view
+ * runs its functions with the caller's rights, so it shows the queues the
+ * caller may inspect.
+ */
+CREATE VIEW @extschema@.pg_stat_jobq AS
+SELECT s.queue, s.paused, s.ready, s.delayed, s.running, s.expired,
+       s.completed, s.dead, s.cancelled, s.oldest_ready_age,
+       m.bucket AS minute,
+       m.counters[1] AS minute_enqueued,
+       m.counters[2] AS minute_claimed,
+       m.counters[3] AS minute_completed,
+       m.counters[4] AS minute_retried,
+       m.counters[5] AS minute_dead,
+       m.counters[6] AS minute_cancelled,
+       m.counters[7] AS minute_lease_expired,
+       m.counters[8] AS minute_stale_acks,
+       m.wait_p50 AS minute_wait_p50, m.wait_p95 AS minute_wait_p95,
+       m.wait_p99 AS minute_wait_p99,
+       m.run_p50 AS minute_run_p50, m.run_p95 AS minute_run_p95,
+       m.run_p99 AS minute_run_p99,
+       m.complete AS minute_complete
+FROM @extschema@.jobq_stats(NULL) s
+LEFT JOIN @extschema@.jobq_metrics(
+        NULL,
+        pg_catalog.date_trunc('minute', pg_catalog.now()) OPERATOR(pg_catalog.-) '1 minute'::pg_catalog.interval,
+        pg_catalog.date_trunc('minute', pg_catalog.now()),
+        '1 minute'::pg_catalog.interval) m
+  ON m.queue OPERATOR(pg_catalog.=) s.queue;
+
+ALTER VIEW @extschema@.pg_stat_jobq OWNER TO jobq_owner;
+REVOKE ALL ON @extschema@.pg_stat_jobq FROM PUBLIC;
+GRANT SELECT ON @extschema@.pg_stat_jobq TO jobq_monitor, jobq_reader, jobq_admin;
+COMMENT ON VIEW @extschema@.pg_stat_jobq IS
+    'Per queue: job counts and the last finished minute''s counters and latency percentiles, for scrapers.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

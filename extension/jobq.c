@@ -126,6 +126,8 @@ _PG_init(void)
 							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
 
+	jobq_metrics_define_gucs();
+
 	if (process_shared_preload_libraries_in_progress)
 	{
 		DefineCustomStringVariable("jobq.sweeper_databases",

@@ -209,6 +209,7 @@ extern const JobqStatements jobq_claim_statements;
 extern const JobqStatements jobq_enqueue_statements;
 extern const JobqStatements jobq_grants_statements;
 extern const JobqStatements jobq_inspect_statements;
+extern const JobqStatements jobq_metrics_statements;
 extern const JobqStatements jobq_pop_statements;
 extern const JobqStatements jobq_queue_cache_statements;
 extern const JobqStatements jobq_queues_statements;
@@ -283,6 +284,12 @@ extern Oid	jobq_queues_relid(void);
 /* workers.c */
 extern int64 jobq_worker_prune_run(int64 max_rows);
 extern bool jobq_worker_held(text *worker);
+
+/* metrics.c: stored metrics; the sweeper flushes once a minute */
+extern void jobq_metrics_define_gucs(void);
+extern bool jobq_metrics_flush_run(int64 *out);
+extern TimestampTz jobq_metrics_next_flush(TimestampTz now);
+extern void jobq_metrics_sweeper_flush(void);
 
 /* insert_job.c */
 extern void jobq_insert_job_inval(Oid relid);

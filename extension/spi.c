@@ -49,6 +49,7 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_enqueue_statements,
 	&jobq_grants_statements,
 	&jobq_inspect_statements,
+	&jobq_metrics_statements,
 	&jobq_pop_statements,
 	&jobq_queue_cache_statements,
 	&jobq_queues_statements,

@@ -23,6 +23,9 @@
  * enough, else a few milliseconds later, waiting on its latch meanwhile),
  * and between two sweep batches during a pass.
  *
+ * Once a minute, just after the minute is over, it also writes the
+ * metrics of that minute (jobq_metrics_flush, metrics.c).
+ *
  * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
@@ -171,6 +174,18 @@ sweep_step(MemoryContext context)
 }
 
 /*
+ * metrics_step
+ *	  Write the minutes the metrics ring finished (metrics.c).
+ */
+static void
+metrics_step(MemoryContext context)
+{
+	MemoryContextReset(context);
+	MemoryContextSwitchTo(context);
+	jobq_metrics_sweeper_flush();
+}
+
+/*
  * jobq_sweeper_main
  *	  Entry point of the background worker; main_arg is the index of its
  *	  database in jobq.sweeper_databases.
@@ -182,6 +197,7 @@ jobq_sweeper_main(Datum main_arg)
 	char	   *dbname;
 	MemoryContext pass_context;
 	TimestampTz next_sweep = 0;
+	TimestampTz next_metrics = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -229,12 +245,19 @@ jobq_sweeper_main(Datum main_arg)
 			now = GetCurrentTimestamp();
 			next_sweep = TimestampTzPlusMilliseconds(now, jobq_sweep_interval_ms);
 		}
+		if (now >= next_metrics)
+		{
+			if (!RecoveryInProgress())
+				run_guarded(metrics_step, pass_context);
+			now = GetCurrentTimestamp();
+			next_metrics = jobq_metrics_next_flush(now);
+		}
 
 		/*
 		 * Sleep until the next sweep or relay round.  NB: a producer's commit
 		 * sets the latch (relay.c), and so do SIGTERM and SIGHUP.
 		 */
-		timeout = Max(1, (next_sweep - now + 999) / 1000);
+		timeout = Max(1, (Min(next_sweep, next_metrics) - now + 999) / 1000);
 		relay_ms = jobq_relay_next_round();
 		if (relay_ms >= 0)
 			timeout = Min(timeout, relay_ms);

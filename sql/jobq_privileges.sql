@@ -4,12 +4,15 @@
 -- or the SQLSTATE of any other error. Expected (doc/operations.md, "Roles and privileges"):
 -- producer: enqueue, enqueue_batch, stats; worker: claim, pop, complete,
 -- complete_batch, fail, extend, release, sweep; monitor: stats, job, list,
--- queues (and wait_stats); reader: job and list (with payloads, results
+-- queues (and wait_stats); reader: job, list, stats (with payloads, results
 -- and error texts, which monitor sees as NULL); admin: everything (queue
 -- management, retry, cancel, purge, grant, revoke, plus the four others);
--- all five: limits, server_version. Nobody, not even admin, may touch the
--- tables. The catalog view (has_function_privilege) must agree. Then the
--- per-queue privileges (jobq_grant): roles limited to one queue, tried on
+-- all five: limits, server_version. Metrics: worker and admin flush;
+-- producer, monitor, reader and admin read jobq_metrics; monitor, reader
+-- and admin read pg_stat_jobq and the metrics tables. Nobody, not even
+-- admin, may touch the other tables or write the metrics tables. The
+-- catalog view (has_function_privilege) must agree. Then the per-queue
+-- privileges (jobq_grant): roles limited to one queue, tried on
 -- their queue and on another.
 \set VERBOSITY terse
 SET client_min_messages = warning;
@@ -126,6 +129,15 @@ INSERT INTO regress_priv_calls VALUES
  (171, 'await_many', 'jobq_await_many(bigint[],interval,text,text,boolean)',
      $$SELECT jobq_await_many(ARRAY[1]::bigint[], '0')$$),
  (172, 'await_status', 'jobq_await_status()', $$SELECT jobq_await_status()$$);
+-- stored metrics (issue 14): workers and admin flush, readers of numbers
+-- read them (the function, the view, the tables), nobody writes the tables
+INSERT INTO regress_priv_calls VALUES
+ (180, 'metrics_flush', 'jobq_metrics_flush()', $$SELECT jobq_metrics_flush()$$),
+ (181, 'metrics', 'jobq_metrics(text,timestamptz,timestamptz,interval)',
+     $$SELECT jobq_metrics('prv')$$),
+ (182, 'SELECT pg_stat_jobq', NULL, $$SELECT count(*) FROM pg_stat_jobq$$),
+ (183, 'SELECT jobq.metrics_minute', NULL, $$SELECT count(*) FROM jobq.metrics_minute$$),
+ (184, 'DELETE jobq.metrics_hour', NULL, $$DELETE FROM jobq.metrics_hour$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
