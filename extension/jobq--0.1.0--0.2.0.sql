@@ -580,8 +580,8 @@ SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION @extschema@.jobq_metrics(
     queue    text DEFAULT NULL,
-    "from"   timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval,
-    "to"     timestamptz DEFAULT pg_catalog.now(),
+    since    timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval,
+    until    timestamptz DEFAULT pg_catalog.now(),
     bucket   interval DEFAULT '1 minute')
 RETURNS TABLE (queue text, bucket timestamptz, counters bigint[],
                wait_hist bigint[], run_hist bigint[],

@@ -1323,12 +1323,12 @@ emit_queue(const MetricsQuery *mq, text *queue, Tuplestorestate *store, TupleDes
 }
 
 /*
- * jobq_metrics(queue, from, to, bucket) -> setof (queue, bucket, counters,
+ * jobq_metrics(queue, since, until, bucket) -> setof (queue, bucket, counters,
  *		wait_hist, run_hist, wait_p50, wait_p95, wait_p99, run_p50,
  *		run_p95, run_p99, oldest_ready_age, complete)
  *	  Per queue (NULL: every queue the caller may inspect) and bucket, from
- *	  the bucket holding from to the one holding the last microsecond
- *	  before to, every bucket, empty ones with zeros.  Buckets start at
+ *	  the bucket holding since to the one holding the last microsecond
+ *	  before until, every bucket, empty ones with zeros.  Buckets start at
  *	  multiples of bucket since 2000-01-01 00:00 UTC.  bucket is a whole
  *	  number of minutes, at most 3650 days, without months; at most
  *	  METRICS_BUCKETS_MAX buckets (54000 above).
@@ -1349,8 +1349,8 @@ jobq_metrics(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(0))
 		queue = jobq_queue_arg(fcinfo, 0);
-	jobq_require(fcinfo, 1, "from");
-	jobq_require(fcinfo, 2, "to");
+	jobq_require(fcinfo, 1, "since");
+	jobq_require(fcinfo, 2, "until");
 	jobq_require(fcinfo, 3, "bucket");
 	from = PG_GETARG_TIMESTAMPTZ(1);
 	to = PG_GETARG_TIMESTAMPTZ(2);
@@ -1358,11 +1358,11 @@ jobq_metrics(PG_FUNCTION_ARGS)
 	if (TIMESTAMP_NOT_FINITE(from) || TIMESTAMP_NOT_FINITE(to))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("from and to must be finite")));
+				 errmsg("since and until must be finite")));
 	if (from > to)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("from must not be after to")));
+				 errmsg("since must not be after until")));
 	if (span->month != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -1379,7 +1379,7 @@ jobq_metrics(PG_FUNCTION_ARGS)
 	if (nbuckets > METRICS_BUCKETS_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("from and to span " INT64_FORMAT " buckets, over the limit of %d",
+				 errmsg("since and until span " INT64_FORMAT " buckets, over the limit of %d",
 						nbuckets, METRICS_BUCKETS_MAX),
 				 errhint("Use a longer bucket or a shorter period.")));
 	mq.nbuckets = (int) nbuckets;
