@@ -65,6 +65,28 @@ void		jobq_buf_json_timestamp(JobqBuf *b, const char *ts);
 void		jobq_fputs_json(FILE *f, void (*render) (JobqBuf *, const char *),
 							const char *s);
 
+/* json_scan.c: check one JSON object and give its top-level members */
+typedef enum JobqJsonKind
+{
+	JOBQ_JV_STRING, JOBQ_JV_NUMBER, JOBQ_JV_OBJECT, JOBQ_JV_ARRAY,
+	JOBQ_JV_TRUE, JOBQ_JV_FALSE, JOBQ_JV_NULL
+} JobqJsonKind;
+
+typedef struct JobqJsonMember
+{
+	const char *name;			/* between its quotes, not decoded */
+	size_t		namelen;
+	const char *value;			/* the whole value's text */
+	size_t		valuelen;
+	JobqJsonKind kind;
+} JobqJsonMember;
+
+int			jobq_json_object_scan(const char *text, size_t len, JobqJsonMember *m,
+								  int max, int *n, const char **err);
+int			jobq_json_valid(const char *text, size_t len);
+const JobqJsonMember *jobq_json_member(const JobqJsonMember *m, int n, const char *name);
+char	   *jobq_json_string_decode(const JobqJsonMember *m);
+
 /* alloc.c */
 char	   *jobq_strdup(const char *s);
 void		jobq_set_progname(const char *name);

@@ -445,6 +445,16 @@ flow_flush_acks(Worker *w, double now)
 			w->acks_head = a;
 			break;				/* send again after reconnecting */
 		}
+		if (strcmp(state, "ready") == 0)
+		{
+			/*
+			 * Back in the queue (a retry, a release): the queues are not
+			 * drained until a claim after this says so.  NB: --burst would
+			 * otherwise exit on an earlier empty claim with the job ready.
+			 */
+			w->drained = false;
+			w->want_claim = true;
+		}
 		ack_done(w, a, state);
 	}
 	/* completions first again, then whatever was not sent */

@@ -394,10 +394,10 @@ protocol_error(Worker *w, Proc *p, const char *why, const char *line, size_t len
 static void
 proc_line(Worker *w, Proc *p, const char *line, size_t len)
 {
-	JsonMember	m[16];
+	JobqJsonMember	m[16];
 	int			n;
 	const char *err;
-	const JsonMember *id,
+	const JobqJsonMember *id,
 			   *status,
 			   *ready;
 	char	   *end;
@@ -408,17 +408,17 @@ proc_line(Worker *w, Proc *p, const char *line, size_t len)
 
 	if (len == 0)
 		return;
-	if (!json_object_scan(line, len, m, 16, &n, &err))
+	if (!jobq_json_object_scan(line, len, m, 16, &n, &err))
 	{
 		protocol_error(w, p, err, line, len);
 		return;
 	}
-	if ((ready = json_member(m, n, "ready")) != NULL)
+	if ((ready = jobq_json_member(m, n, "ready")) != NULL)
 	{
-		const JsonMember *jobs = json_member(m, n, "jobs");
+		const JobqJsonMember *jobs = jobq_json_member(m, n, "jobs");
 		long		k = 1;
 
-		if (ready->kind != JV_TRUE || p->ready)
+		if (ready->kind != JOBQ_JV_TRUE || p->ready)
 		{
 			protocol_error(w, p, p->ready ? "a second ready line" : "\"ready\" must be true",
 						   line, len);
@@ -426,8 +426,8 @@ proc_line(Worker *w, Proc *p, const char *line, size_t len)
 		}
 		if (jobs != NULL)
 		{
-			k = jobs->kind == JV_NUMBER ? strtol(jobs->value, &end, 10) : 0;
-			if (jobs->kind != JV_NUMBER || end != jobs->value + jobs->valuelen ||
+			k = jobs->kind == JOBQ_JV_NUMBER ? strtol(jobs->value, &end, 10) : 0;
+			if (jobs->kind != JOBQ_JV_NUMBER || end != jobs->value + jobs->valuelen ||
 				k < 1 || k > JOBQ_PERSISTENT_JOBS_MAX)
 			{
 				protocol_error(w, p, "\"jobs\" must be an integer from 1 to "
@@ -447,9 +447,9 @@ proc_line(Worker *w, Proc *p, const char *line, size_t len)
 		protocol_error(w, p, "an answer before the ready line", line, len);
 		return;
 	}
-	id = json_member(m, n, "id");
-	status = json_member(m, n, "status");
-	if (id == NULL || id->kind != JV_NUMBER || status == NULL || status->kind != JV_STRING)
+	id = jobq_json_member(m, n, "id");
+	status = jobq_json_member(m, n, "status");
+	if (id == NULL || id->kind != JOBQ_JV_NUMBER || status == NULL || status->kind != JOBQ_JV_STRING)
 	{
 		protocol_error(w, p, "an answer needs \"id\" (a number) and \"status\" (a string)",
 					   line, len);
@@ -468,14 +468,14 @@ proc_line(Worker *w, Proc *p, const char *line, size_t len)
 			 "it does not have; ignored", p->index, (int) p->pid, job);
 		return;
 	}
-	st = json_string_decode(status);
+	st = jobq_json_string_decode(status);
 	if (st != NULL && strcmp(st, "completed") == 0)
 	{
-		const JsonMember *r = json_member(m, n, "result");
+		const JobqJsonMember *r = jobq_json_member(m, n, "result");
 
 		a = new_ack(s, ACK_COMPLETE, "completed");
 		a->exit_code = 0;
-		if (r != NULL && r->kind != JV_NULL)
+		if (r != NULL && r->kind != JOBQ_JV_NULL)
 		{
 			a->result = jobq_xmalloc(r->valuelen + 1);
 			memcpy(a->result, r->value, r->valuelen);
@@ -484,15 +484,15 @@ proc_line(Worker *w, Proc *p, const char *line, size_t len)
 	}
 	else if (st != NULL && (strcmp(st, "retry") == 0 || strcmp(st, "failed") == 0))
 	{
-		const JsonMember *e = json_member(m, n, "error");
-		const JsonMember *d = json_member(m, n, "delay");
+		const JobqJsonMember *e = jobq_json_member(m, n, "error");
+		const JobqJsonMember *d = jobq_json_member(m, n, "delay");
 		bool		permanent = st[0] == 'f';
 		double		delay = 0;
 
 		if (d != NULL && !permanent)
 		{
-			delay = d->kind == JV_NUMBER ? strtod(d->value, &end) : -1;
-			if (d->kind != JV_NUMBER || delay < 0 || delay > JOBQ_DELAY_MAX_S)
+			delay = d->kind == JOBQ_JV_NUMBER ? strtod(d->value, &end) : -1;
+			if (d->kind != JOBQ_JV_NUMBER || delay < 0 || delay > JOBQ_DELAY_MAX_S)
 			{
 				free(st);
 				protocol_error(w, p, "\"delay\" must be a number of seconds from 0 to "
@@ -500,7 +500,7 @@ proc_line(Worker *w, Proc *p, const char *line, size_t len)
 				return;
 			}
 		}
-		if (e != NULL && e->kind != JV_STRING && e->kind != JV_NULL)
+		if (e != NULL && e->kind != JOBQ_JV_STRING && e->kind != JOBQ_JV_NULL)
 		{
 			free(st);
 			protocol_error(w, p, "\"error\" must be a string", line, len);
@@ -508,7 +508,7 @@ proc_line(Worker *w, Proc *p, const char *line, size_t len)
 		}
 		a = new_ack(s, ACK_FAIL, permanent ? "permanent" : "retry");
 		a->permanent = permanent;
-		a->error = e != NULL && e->kind == JV_STRING ? json_string_decode(e) : NULL;
+		a->error = e != NULL && e->kind == JOBQ_JV_STRING ? jobq_json_string_decode(e) : NULL;
 		if (a->error == NULL)
 			a->error = jobq_xstrdup(permanent ? "handler failed the job permanently" :
 									"handler asked to retry");

@@ -238,21 +238,6 @@ typedef struct Proc
 	const char *stop_why;		/* why we stopped it: the others' error */
 } Proc;
 
-/* The member of a JSON object's text that json_object_scan found. */
-typedef enum JsonKind
-{
-	JV_STRING, JV_NUMBER, JV_OBJECT, JV_ARRAY, JV_TRUE, JV_FALSE, JV_NULL
-} JsonKind;
-
-typedef struct JsonMember
-{
-	const char *name;			/* between its quotes, not decoded */
-	size_t		namelen;
-	const char *value;			/* the whole value's text */
-	size_t		valuelen;
-	JsonKind	kind;
-} JsonMember;
-
 typedef struct Worker
 {
 	/* options */
@@ -343,11 +328,6 @@ extern double persistent_next_timer(Worker *w);
 extern void persistent_kill_job(Worker *w, Slot *s, KillReason why);
 extern void persistent_shutdown(Worker *w);
 
-/* json_scan.c */
-extern bool json_object_scan(const char *text, size_t len, JsonMember *m, int max,
-							 int *n, const char **err);
-extern const JsonMember *json_member(const JsonMember *m, int n, const char *name);
-extern char *json_string_decode(const JsonMember *m);
 
 /* options.c */
 extern int	worker_options(Worker *w, int argc, char **argv);

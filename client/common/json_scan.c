@@ -1,29 +1,30 @@
 /*-------------------------------------------------------------------------
  *
  * json_scan.c
- *	  A strict JSON scanner for the lines of the persistent handler
- *	  protocol: it validates one JSON object and gives the spans of its
- *	  top-level members, without building a tree.
+ *	  A strict JSON scanner: it validates one JSON text and gives the
+ *	  spans of an object's top-level members, without building a tree.
  *
- * The worker needs little from a handler's answer: the job id, a status,
+ * For the lines of jobq-worker's persistent handler protocol and the
+ * answers jobq-http gets.  The worker needs little from a handler's answer: the job id, a status,
  * an error text, a delay, and the result, which goes to the server as the
  * text it was (the server parses it as jsonb and keeps its own canonical
  * form).  So the scanner checks the grammar of RFC 8259 (strings with
  * their escapes and UTF-8 left to the server, numbers, literals, nesting
- * bounded by JSON_SCAN_MAX_DEPTH) and reports spans; json_string_decode
+ * bounded by JSON_SCAN_MAX_DEPTH) and reports spans; jobq_json_string_decode
  * turns a string member into text.
  *
  * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
- *	  client/worker/json_scan.c
+ *	  client/common/json_scan.c
  *
  *-------------------------------------------------------------------------
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker.h"
+#include "jobq-common.h"
 
 #define JSON_SCAN_MAX_DEPTH 64
 
@@ -34,7 +35,7 @@ typedef struct Scan
 	const char *err;
 } Scan;
 
-static bool scan_value(Scan *s, int depth, JsonKind *kind);
+static bool scan_value(Scan *s, int depth, JobqJsonKind *kind);
 
 static void
 skip_ws(Scan *s)
@@ -161,7 +162,7 @@ scan_container(Scan *s, int depth, char close)
 	s->p++;
 	for (;;)
 	{
-		JsonKind	kind;
+		JobqJsonKind	kind;
 
 		skip_ws(s);
 		if (s->p >= s->end)
@@ -199,7 +200,7 @@ scan_container(Scan *s, int depth, char close)
 }
 
 static bool
-scan_value(Scan *s, int depth, JsonKind *kind)
+scan_value(Scan *s, int depth, JobqJsonKind *kind)
 {
 	if (depth > JSON_SCAN_MAX_DEPTH)
 		return fail(s, "nested too deeply");
@@ -209,25 +210,25 @@ scan_value(Scan *s, int depth, JsonKind *kind)
 	switch (*s->p)
 	{
 		case '"':
-			*kind = JV_STRING;
+			*kind = JOBQ_JV_STRING;
 			return scan_string(s);
 		case '{':
-			*kind = JV_OBJECT;
+			*kind = JOBQ_JV_OBJECT;
 			return scan_container(s, depth, '}');
 		case '[':
-			*kind = JV_ARRAY;
+			*kind = JOBQ_JV_ARRAY;
 			return scan_container(s, depth, ']');
 		case 't':
-			*kind = JV_TRUE;
+			*kind = JOBQ_JV_TRUE;
 			return scan_literal(s, "true");
 		case 'f':
-			*kind = JV_FALSE;
+			*kind = JOBQ_JV_FALSE;
 			return scan_literal(s, "false");
 		case 'n':
-			*kind = JV_NULL;
+			*kind = JOBQ_JV_NULL;
 			return scan_literal(s, "null");
 		default:
-			*kind = JV_NUMBER;
+			*kind = JOBQ_JV_NUMBER;
 			if (*s->p == '-' || (*s->p >= '0' && *s->p <= '9'))
 				return scan_number(s);
 			return fail(s, "unexpected character");
@@ -235,17 +236,17 @@ scan_value(Scan *s, int depth, JsonKind *kind)
 }
 
 /*
- * json_object_scan
+ * jobq_json_object_scan
  *		Check that text[0..len) is exactly one JSON object (white space
  *		around it allowed) and store its top-level members in m[0..max):
  *		name (between its quotes, escapes not decoded) and value (the whole
  *		text of the value) spans, and the value's kind.  A member past max
  *		is checked but not stored.  Returns false with *err (static text)
  *		on a syntax error.  A name repeated keeps every occurrence; the
- *		caller takes the first (json_member).
+ *		caller takes the first (jobq_json_member).
  */
-bool
-json_object_scan(const char *text, size_t len, JsonMember *m, int max, int *n,
+int
+jobq_json_object_scan(const char *text, size_t len, JobqJsonMember *m, int max, int *n,
 				 const char **err)
 {
 	Scan		s = {text, text + len, NULL};
@@ -268,7 +269,7 @@ json_object_scan(const char *text, size_t len, JsonMember *m, int max, int *n,
 			const char *name;
 			const char *name_end;
 			const char *value;
-			JsonKind	kind;
+			JobqJsonKind	kind;
 
 			skip_ws(&s);
 			if (s.p >= s.end || *s.p != '"')
@@ -329,9 +330,22 @@ json_object_scan(const char *text, size_t len, JsonMember *m, int max, int *n,
 	return true;
 }
 
+/* whether text[0..len) is one JSON text (white space around it allowed) */
+int
+jobq_json_valid(const char *text, size_t len)
+{
+	Scan		s = {text, text + len, NULL};
+	JobqJsonKind kind;
+
+	if (!scan_value(&s, 0, &kind))
+		return false;
+	skip_ws(&s);
+	return s.p == s.end;
+}
+
 /* the first member called name, or NULL */
-const JsonMember *
-json_member(const JsonMember *m, int n, const char *name)
+const JobqJsonMember *
+jobq_json_member(const JobqJsonMember *m, int n, const char *name)
 {
 	size_t		len = strlen(name);
 
@@ -370,20 +384,20 @@ put_utf8(char **o, unsigned long cp)
 }
 
 /*
- * json_string_decode
+ * jobq_json_string_decode
  *		The text of a string member (its escapes decoded, surrogate pairs
  *		joined), malloc'd; NULL when the member is not a string or holds
  *		\u0000 or a lone surrogate, which the server could not store.
  */
 char *
-json_string_decode(const JsonMember *m)
+jobq_json_string_decode(const JobqJsonMember *m)
 {
 	const char *p,
 			   *end;
 	char	   *out,
 			   *o;
 
-	if (m == NULL || m->kind != JV_STRING)
+	if (m == NULL || m->kind != JOBQ_JV_STRING)
 		return NULL;
 	p = m->value + 1;
 	end = m->value + m->valuelen - 1;
