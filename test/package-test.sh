@@ -79,7 +79,11 @@ for p in "${pkgs[@]}"; do dpkg -L "$p"; done | sort -u >"$out/files.txt"
 check "jobq.so belongs to postgresql-15-jobq" sh -c 'dpkg -S /usr/lib/postgresql/15/lib/jobq.so | grep -q "^postgresql-15-jobq:"'
 check "the unit is installed, not enabled" sh -c \
 	'test -f /lib/systemd/system/jobq-worker@.service && ! ls /etc/systemd/system/*.wants/jobq-worker@* 2>/dev/null'
-check "the man pages are installed" test -f /usr/share/man/man1/jobq-worker.1.gz -a -f /usr/share/man/man1/jobq.1.gz
+check "the man pages are installed" test -f /usr/share/man/man1/jobq-worker.1.gz -a -f /usr/share/man/man1/jobq.1.gz \
+	-a -f /usr/share/man/man1/jobq-http.1.gz
+check "jobq-http runs" sh -c '/usr/bin/jobq-http --version | grep -q "^jobq-http (jobq) 0.2.0$"'
+check "the handler libraries are installed" test -f /usr/share/jobq/handlers/jobq_handler.py \
+	-a -f /usr/share/jobq/handlers/jobq-handler.js
 
 # --- 3. use, from /, with the packaged files only
 cd /
