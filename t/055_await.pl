@@ -18,6 +18,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
+use FindBin;
+use lib $FindBin::RealBin;
+use JobqTest;
 
 my $node = PostgreSQL::Test::Cluster->new('await');
 $node->init;
@@ -81,7 +84,7 @@ sub enqueue_claim
 }
 
 my $db = $node->connstr('postgres');
-my $sleeping = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CALL jobq_await%%'"
+my $sleeping = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CALL %jobq_await(%'"
   . " AND wait_event_type = 'Extension'";
 
 is(status('capacity'), '4096', 'entries reserved (jobq.max_await_ids)');
@@ -251,6 +254,36 @@ pidfile = $dir/pgbouncer.pid
 	($got, $err) = finish_psql($w);
 	like($got, qr/^completed\|\{"via": "pgbouncer"\}\|/, 'woken with the result through PgBouncer');
 	$pgb->kill_kill;
+}
+
+# 7. The CLI: jobq enqueue --wait prints the result (handed over: the queue
+# keeps no history) and exits 0; jobq await exits per outcome.
+{
+	my $bgw = $node->background_psql('postgres');
+	my $h = IPC::Run::start([ JobqTest::cli_bin(), '-d', $db, 'enqueue', 'nohist', '{"cli": 1}',
+		'--wait', '30s' ], '<', \undef, '>', \my $cout, '2>', \my $cerr);
+	ok(poll($sleeping, '1'), 'jobq enqueue --wait awaits');
+	$bgw->query_safe(q{SELECT jobq_complete(id, token, '{"from": "cli"}') FROM jobq_claim('nohist', 'w')});
+	$h->finish;
+	is($? >> 8, 0, 'enqueue --wait: exit 0 for a completed job');
+	is($cout, qq({"from": "cli"}\n), 'and prints its result');
+	$bgw->quit;
+	($id, $token) = enqueue_claim('retry', '{"n": 7}');
+	my ($code, $out, $cerr2) = JobqTest::run_cli($node, [ 'await', $id, '--timeout', '0' ]);
+	is($code, 6, 'await: exit 6 while not finished');
+	like($cerr2, qr/job $id is still running after 0s/, 'and says so');
+	$node->safe_psql('postgres', "SELECT jobq_fail($id, '$token', 'bad input', permanent => true)");
+	($code, $out, $cerr2) = JobqTest::run_cli($node, [ 'await', $id, '--json' ]);
+	is($code, 4, 'await: exit 4 for a dead job');
+	like($out, qr/^\{"id":$id,"state":"dead","result":null,"last_error":"bad input","attempt":1,/,
+		'--json: the outcome as one object');
+	my $ready = $node->safe_psql('postgres', "SELECT jobq_enqueue('retry', '{}')");
+	$node->safe_psql('postgres', "SELECT jobq_cancel($ready)");
+	($code) = JobqTest::run_cli($node, [ 'await', $ready ]);
+	is($code, 5, 'await: exit 5 for a cancelled job');
+	my $gone = $node->safe_psql('postgres', "BEGIN; SELECT jobq_enqueue('retry', '{}'); ROLLBACK");
+	($code, $out, $cerr2) = JobqTest::run_cli($node, [ 'await', $gone ]);
+	is($code, 7, 'await: exit 7 for an id in no table');
 }
 
 $node->stop('fast');

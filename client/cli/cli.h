@@ -9,6 +9,9 @@
  *		job not in a state that allows the operation
  *	2	bad usage
  *	3	could not connect, or lost the connection
+ *	4, 5, 6, 7	await, enqueue --wait: the job is dead, was cancelled, is
+ *		not finished when the wait ended, is in no table
+ *		(purged_or_never); 0 when it completed
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -26,10 +29,16 @@
 #include "jobq-client.h"
 #include "jobq-common.h"
 
+#define CLI_NORETURN __attribute__((noreturn))
+
 #define EXIT_OK			0
 #define EXIT_FAILED		1
 #define EXIT_USAGE		2
 #define EXIT_CONNECTION 3
+#define EXIT_DEAD		4
+#define EXIT_CANCELLED	5
+#define EXIT_TIMED_OUT	6
+#define EXIT_PURGED		7
 
 /*
  * A table as printed: column names, which columns are numbers (printed
@@ -58,5 +67,25 @@ extern void print_json_string(const char *s);
 extern void print_json_number(double v);
 extern void print_json_time(const char *ts);
 extern bool interval_seconds(const char *text, double *out);
+
+/*
+ * main.c: what the commands in files of their own use.  cli_failed and
+ * cli_usage_error end the program (1 or 3, and 2).
+ */
+extern const char *cli_progname(void);
+extern JobqConn *cli_connect(void);
+extern void cli_failed(void) CLI_NORETURN;
+extern void cli_usage_error(const char *fmt, const char *arg) CLI_NORETURN;
+extern void cli_allow_only(const char *command, const char *const *options);
+extern void cli_want_args(const char *command, int min, int max);
+extern const char *cli_arg(int i);
+extern const char *cli_option(const char *name);
+extern bool cli_json(void);
+extern int64_t cli_job_id(const char *s);
+
+/* await.c */
+extern int	cli_await_timeout_ms(const char *s, const char *what);
+extern int	cli_await_print(JobqConn *conn, int64_t id, int timeout_ms, bool json);
+extern int	cmd_await(void);
 
 #endif							/* JOBQ_CLI_H */

@@ -48,6 +48,7 @@ enum
 	O_DELAY = 1, O_RUN_AT, O_PRIORITY, O_MAX_ATTEMPTS, O_KEY, O_WATCH, O_STATE,
 	O_LIMIT, O_QUEUE, O_OLDER_THAN, O_LEASE, O_BACKOFF_BASE, O_BACKOFF_CAP,
 	O_COMPLETED_RETENTION, O_DEAD_RETENTION, O_NOTIFY, O_FORCE, O_JSON,
+	O_WAIT, O_TIMEOUT,
 	O_COUNT
 };
 
@@ -74,6 +75,8 @@ static const struct option longopts[] = {
 	{"dead-retention", required_argument, NULL, O_DEAD_RETENTION},
 	{"notify", required_argument, NULL, O_NOTIFY},
 	{"force", no_argument, NULL, O_FORCE},
+	{"wait", required_argument, NULL, O_WAIT},
+	{"timeout", required_argument, NULL, O_TIMEOUT},
 	{NULL, 0, NULL, 0}
 };
 
@@ -116,6 +119,8 @@ usage(FILE *f)
 			"  enqueue QUEUE [JSON]     add a job; without JSON, one job per line of stdin\n"
 			"        [--delay=DURATION | --run-at=TIMESTAMP] [--priority=N]\n"
 			"        [--max-attempts=N] [--key=DEDUPE_KEY]\n"
+			"        [--wait=DURATION: wait for the job's outcome, print its result]\n"
+			"  await ID                 wait for a job's outcome  [--timeout=DURATION]\n"
 			"  stats [QUEUE]            job counts per queue  [--watch=DURATION]\n"
 			"  list QUEUE               jobs of a queue  [--state=STATE] [--limit=N]\n"
 			"  show ID                  everything about one job\n"
@@ -141,7 +146,8 @@ usage(FILE *f)
 			JOBQ_DURATION_HELP
 			"Queue settings, --delay and --older-than take whole seconds.\n"
 			"Exit status: 0 ok, 1 operation failed or not found, 2 bad usage,\n"
-			"3 connection error.\n",
+			"3 connection error; await and enqueue --wait: 4 dead, 5 cancelled,\n"
+			"6 not finished in time, 7 purged or never committed.\n",
 			progname, progname);
 }
 
@@ -496,7 +502,8 @@ run_sql(const char *sql)
 static int
 cmd_enqueue(void)
 {
-	static const int allowed[] = {O_DELAY, O_RUN_AT, O_PRIORITY, O_MAX_ATTEMPTS, O_KEY, 0};
+	static const int allowed[] = {O_DELAY, O_RUN_AT, O_PRIORITY, O_MAX_ATTEMPTS, O_KEY,
+	O_WAIT, 0};
 	char	  **lines;
 	size_t	   *lens;
 	int64_t    *ids;
@@ -506,6 +513,7 @@ cmd_enqueue(void)
 	const char *keys[1];
 	bool		first = true;
 	bool		chunked;
+	int			wait_ms;
 
 	allow_only("enqueue", allowed);
 	want_args("enqueue", 1, 2);
@@ -561,6 +569,12 @@ cmd_enqueue(void)
 		free(lines);
 		usage_error("%s", "--key applies to one job only");
 	}
+	if (opt[O_WAIT] && nlines > 1)
+	{
+		free(lines);
+		usage_error("%s", "--wait applies to one job only");
+	}
+	wait_ms = opt[O_WAIT] ? cli_await_timeout_ms(opt[O_WAIT], "--wait") : -1;
 	keys[0] = opt[O_KEY];
 	lens = jobq_xmalloc(sizeof(size_t) * nlines);
 	ids = jobq_xmalloc(sizeof(int64_t) * nlines);
@@ -595,6 +609,16 @@ cmd_enqueue(void)
 	}
 	if (chunked)
 		run_sql("COMMIT");
+	if (wait_ms >= 0)
+	{
+		int64_t		id = ids[0];
+
+		free(lens);
+		free(ids);
+		free(created);
+		free(lines);
+		return cli_await_print(conn, id, wait_ms, json);
+	}
 	if (json)
 		printf("[");
 	for (int i = 0; i < nlines; i++)
@@ -1174,6 +1198,87 @@ cmd_sweep(void)
 	return EXIT_OK;
 }
 
+/* ----------------------------------------------------------------------
+ * For the commands in files of their own (cli.h)
+ * ---------------------------------------------------------------------- */
+
+const char *
+cli_progname(void)
+{
+	return progname;
+}
+
+JobqConn *
+cli_connect(void)
+{
+	connect_db();
+	return conn;
+}
+
+void
+cli_failed(void)
+{
+	failed();
+	exit(EXIT_FAILED);			/* not reached */
+}
+
+void
+cli_usage_error(const char *fmt, const char *arg)
+{
+	usage_error(fmt, arg);
+	exit(EXIT_USAGE);			/* not reached */
+}
+
+/* cli_allow_only: allow_only with the options' long names */
+void
+cli_allow_only(const char *command, const char *const *options)
+{
+	int			allowed[O_COUNT];
+	int			n = 0;
+
+	for (const char *const *name = options; *name; name++)
+		for (const struct option *lo = longopts; lo->name; lo++)
+			if (strcmp(lo->name, *name) == 0 && n < O_COUNT - 1)
+				allowed[n++] = lo->val;
+	allowed[n] = 0;
+	allow_only(command, allowed);
+}
+
+void
+cli_want_args(const char *command, int min, int max)
+{
+	want_args(command, min, max);
+}
+
+/* cli_arg: positional argument i (0 is the command), NULL past the end */
+const char *
+cli_arg(int i)
+{
+	return i >= 0 && i < nargs ? args[i] : NULL;
+}
+
+/* cli_option: the value of the long option name, NULL when not given */
+const char *
+cli_option(const char *name)
+{
+	for (const struct option *lo = longopts; lo->name; lo++)
+		if (strcmp(lo->name, name) == 0 && lo->val > 0 && lo->val < O_COUNT)
+			return opt[lo->val];
+	return NULL;
+}
+
+bool
+cli_json(void)
+{
+	return json;
+}
+
+int64_t
+cli_job_id(const char *s)
+{
+	return job_id(s);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1183,6 +1288,7 @@ main(int argc, char **argv)
 		int			(*fn) (void);
 	}			commands[] = {
 		{"enqueue", cmd_enqueue},
+		{"await", cmd_await},
 		{"stats", cmd_stats},
 		{"list", cmd_list},
 		{"show", cmd_show},

@@ -668,6 +668,62 @@ int			jobq_purge(JobqConn *conn, const char *queue, const char *state,
 					   int older_than_s, int64_t *n);
 
 /* ----------------------------------------------------------------------
+ * Awaiting a job's outcome (roles jobq_producer, jobq_monitor; 0.2.0 SQL)
+ * ---------------------------------------------------------------------- */
+
+/*
+ * What jobq_await found.  The caller owns the struct (start from
+ * JOBQ_OUTCOME_INIT, which sets size); jobq_await fills it, and the
+ * strings it points to are the struct's: jobq_outcome_clear frees them and
+ * resets the struct for reuse.  A second jobq_await into the same struct
+ * clears it first.
+ *
+ *	state		JOBQ_STATE_COMPLETED, _DEAD or _CANCELLED when finished;
+ *				_READY or _RUNNING with timed_out = 1 when the wait ended
+ *				first; JOBQ_STATE_UNKNOWN with purged = 1 when the id was
+ *				issued but the job is in neither table (purged by
+ *				retention, or its enqueue rolled back or not committed)
+ *	result		the worker's result as JSON text, or NULL
+ *	last_error	a dead job's last error (a live job's last failure), or NULL
+ *	attempt		the attempt count as last seen, -1 when unknown
+ *	finished_at	when it finished (timestamptz text), or NULL
+ */
+typedef struct JobqOutcome
+{
+	size_t		size;			/* sizeof(JobqOutcome): JOBQ_OUTCOME_INIT */
+	JobqState	state;
+	int			purged;
+	int			timed_out;
+	int			attempt;
+	char	   *result;
+	char	   *last_error;
+	char	   *finished_at;
+} JobqOutcome;
+
+#define JOBQ_OUTCOME_INIT { sizeof(JobqOutcome), JOBQ_STATE_UNKNOWN, 0, 0, -1, NULL, NULL, NULL }
+
+/* jobq_await flags */
+#define JOBQ_AWAIT_ATTEMPT			0x01	/* return when the next attempt
+											 * ends, not only when finished */
+#define JOBQ_AWAIT_CANCEL_ON_TIMEOUT 0x02	/* cancel the job if still ready
+											 * when the wait ends */
+
+/*
+ * jobq_await: wait up to timeout_ms (0 .. 3,600,000) for job id's outcome
+ * and fill *out (CALL jobq_await, doc/sql.md "Awaiting a result").  A job
+ * that died or was cancelled is JOBQ_OK with that state, not an error.
+ * Outside a transaction the server holds no snapshot while it waits, and
+ * it works through PgBouncer transaction pooling; inside one (the caller
+ * ran BEGIN) its wait is capped at 30 s.  The call timeout
+ * (jobq_set_call_timeout) runs on top of timeout_ms.  Errors: a bad id,
+ * timeout, flags or out (JOBQ_ERR_BAD_ARGUMENT), an id never issued
+ * (JOBQ_ERR_SERVER 22023), a 0.1.0 server (JOBQ_ERR_VERSION).
+ */
+int			jobq_await(JobqConn *conn, int64_t id, int timeout_ms, int flags,
+					   JobqOutcome *out);
+void		jobq_outcome_clear(JobqOutcome *out);
+
+/* ----------------------------------------------------------------------
  * Result tables.  Values are the server's text forms, owned by rows.
  * ---------------------------------------------------------------------- */
 

@@ -337,7 +337,7 @@ complete_and_claim(JobqConn *conn, size_t n, const int64_t *ids,
 	{
 		PGresult   *r;
 
-		if (jobq_await(conn) != JOBQ_OK)
+		if (jobq_await_answer(conn) != JOBQ_OK)
 			goto done;			/* timed out: the session is closed */
 		r = PQgetResult(conn->pg);
 

@@ -331,13 +331,13 @@ jobq_claim_finish(JobqConn *conn)
 		return NULL;
 	}
 	/* NB: the connection is free only once PQgetResult returned NULL */
-	if (jobq_await(conn) != JOBQ_OK)
+	if (jobq_await_answer(conn) != JOBQ_OK)
 	{
 		conn->busy = 0;
 		return NULL;
 	}
 	res = PQgetResult(conn->pg);
-	while (jobq_await(conn) == JOBQ_OK && (extra = PQgetResult(conn->pg)) != NULL)
+	while (jobq_await_answer(conn) == JOBQ_OK && (extra = PQgetResult(conn->pg)) != NULL)
 		PQclear(extra);
 	conn->busy = 0;
 	conn->call_deadline = 0;

@@ -136,6 +136,9 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	"SELECT w.preloaded, w.waiting, w.wakeups FROM %s.jobq_wait_stats() AS w",
 	[STMT_SERVER_VERSION] =
 	"SELECT v.sql_version, v.library_version FROM %s.jobq_server_version() AS v",
+	[STMT_AWAIT] =
+	"CALL %s.jobq_await($1::pg_catalog.int8, $2::pg_catalog.interval, $3::pg_catalog.text, "
+	"$4::pg_catalog.bool)",
 };
 
 /*
@@ -643,14 +646,14 @@ jobq_call_expired(JobqConn *conn)
 }
 
 /*
- * jobq_await: wait until the answer to what was sent is in (libpq would
+ * jobq_await_answer: wait until the answer to what was sent is in (libpq would
  * not block in PQgetResult), at most until the call's deadline
  * (jobq_call_started).  Returns JOBQ_OK, also when the connection broke
  * (PQgetResult then reports it); JOBQ_ERR when the deadline passed: the
  * session is closed and the error set.
  */
 int
-jobq_await(JobqConn *conn)
+jobq_await_answer(JobqConn *conn)
 {
 	while (PQisBusy(conn->pg))
 	{
@@ -694,12 +697,12 @@ jobq_get_result(JobqConn *conn, int extra_ms, PGresult **res)
 
 	*res = NULL;
 	jobq_call_started(conn, extra_ms);
-	if (jobq_await(conn) != JOBQ_OK)
+	if (jobq_await_answer(conn) != JOBQ_OK)
 		return JOBQ_ERR;
 	*res = PQgetResult(conn->pg);
 	for (;;)
 	{
-		if (jobq_await(conn) != JOBQ_OK)
+		if (jobq_await_answer(conn) != JOBQ_OK)
 		{
 			PQclear(*res);
 			*res = NULL;

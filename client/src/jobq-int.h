@@ -73,6 +73,7 @@ typedef enum JobqStmt
 	STMT_ALTER_QUEUE,			/* JOBQ_QUEUE_STMT_SETTINGS of them */
 	STMT_WAIT_STATS,
 	STMT_SERVER_VERSION,
+	STMT_AWAIT,					/* 0.2.0 SQL: the procedure jobq_await */
 	STMT__COUNT
 } JobqStmt;
 
@@ -175,7 +176,7 @@ PGresult   *jobq_exec_within(JobqConn *conn, JobqStmt stmt, int nparams,
 int64_t		jobq_now_ms(void);
 void		jobq_call_started(JobqConn *conn, int extra_ms);
 int			jobq_call_expired(JobqConn *conn);
-int			jobq_await(JobqConn *conn);
+int			jobq_await_answer(JobqConn *conn);
 int			jobq_get_result(JobqConn *conn, int extra_ms, PGresult **res);
 
 /* values.c */

@@ -2187,6 +2187,104 @@ test_batch_positions(JobqConn *c)
 	jobq_drop_queue(c, q, 1);
 }
 
+/*
+ * jobq_await: the outcome as a value (completed with its result, dead with
+ * its error, cancelled on timeout, still running, purged), the struct's
+ * ownership (cleared on reuse, freed by jobq_outcome_clear: valgrind
+ * checks), bad arguments before anything is sent, a 0.1.0 server refused.
+ */
+static void
+test_await(JobqConn *c)
+{
+	char		q[64];
+	int64_t		id = 0;
+	const char *tok = NULL;
+	JobqOutcome out = JOBQ_OUTCOME_INIT;
+	JobqOutcome bad = JOBQ_OUTCOME_INIT;
+	JobqState	st;
+	int			ok;
+
+	snprintf(q, sizeof(q), "t%d-await", (int) getpid());
+	ok = jobq_create_queue(c, q, NULL) == JOBQ_OK;
+
+	test("await a running job: RUNNING, timed_out, its attempt");
+	ok = ok && claim_one(c, q, &id, &tok);
+	test_cond(ok && jobq_await(c, id, 0, 0, &out) == JOBQ_OK &&
+			  out.state == JOBQ_STATE_RUNNING && out.timed_out && !out.purged &&
+			  out.attempt == 1 && out.result == NULL && out.finished_at == NULL);
+
+	test("await a completed job: COMPLETED with its result, the struct reused");
+	ok = ok && jobq_complete(c, id, tok, "{\"r\": 7}", 8) == JOBQ_OK;
+	test_cond(ok && jobq_await(c, id, 1000, 0, &out) == JOBQ_OK &&
+			  out.state == JOBQ_STATE_COMPLETED && !out.timed_out &&
+			  out.result != NULL && strcmp(out.result, "{\"r\": 7}") == 0 &&
+			  out.finished_at != NULL && out.last_error == NULL);
+
+	test("await a dead job: DEAD with its last error, not an error");
+	ok = ok && claim_one(c, q, &id, &tok) &&
+		jobq_fail(c, id, tok, "it broke", -1, 1, &st) == JOBQ_OK;
+	test_cond(ok && jobq_await(c, id, 1000, 0, &out) == JOBQ_OK &&
+			  out.state == JOBQ_STATE_DEAD && out.result == NULL &&
+			  out.last_error != NULL && strcmp(out.last_error, "it broke") == 0);
+
+	test("CANCEL_ON_TIMEOUT: a ready job comes back CANCELLED");
+	ok = ok && jobq_enqueue(c, q, "{}", 2, NULL, &id) == JOBQ_OK;
+	test_cond(ok && jobq_await(c, id, 0, JOBQ_AWAIT_CANCEL_ON_TIMEOUT, &out) == JOBQ_OK &&
+			  out.state == JOBQ_STATE_CANCELLED && !out.timed_out);
+
+	test("an issued id found nowhere: purged");
+	{
+		int64_t		gone = 0;
+
+		if (ok)
+		{
+			PQclear(PQexec(jobq_pgconn(c), "BEGIN"));
+			ok = jobq_enqueue(c, q, "{}", 2, NULL, &gone) == JOBQ_OK;
+			PQclear(PQexec(jobq_pgconn(c), "ROLLBACK"));
+		}
+		test_cond(ok && gone > 0 && jobq_await(c, gone, 0, 0, &out) == JOBQ_OK &&
+				  out.purged && out.state == JOBQ_STATE_UNKNOWN && !out.timed_out);
+	}
+
+	test("bad arguments: BAD_ARGUMENT before anything is sent; never issued: 22023");
+	bad.size = 0;
+	test_cond(jobq_await(c, id, 0, 0, NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_await(c, id, 0, 0, &bad) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_await(c, 0, 0, 0, &out) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_await(c, id, -1, 0, &out) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_await(c, id, JOBQ_AWAIT_MAX_S * 1000 + 1, 0, &out) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_await(c, id, 0, 0x80, &out) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_await(c, INT64_MAX, 0, 0, &out) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "22023") &&
+			  jobq_await(NULL, id, 0, 0, &out) == JOBQ_ERR);
+
+	test("against 0.1.0 SQL: JOBQ_ERR_VERSION");
+	{
+		const char *schema = fake_version_schema("0.1.0");
+		JobqConn   *old = schema ? jobq_connect_ex(dsn, schema, 0) : NULL;
+
+		test_cond(old != NULL && jobq_await(old, id, 0, 0, &out) == JOBQ_ERR &&
+				  failed_with(old, JOBQ_ERR_VERSION, NULL));
+		jobq_disconnect(old);
+		if (schema != NULL)
+		{
+			char		sql[128];
+
+			snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schema);
+			exec_ok(sql);
+		}
+	}
+	jobq_outcome_clear(&out);
+	jobq_outcome_clear(NULL);
+	jobq_drop_queue(c, q, 1);
+}
+
 int
 main(void)
 {
@@ -2231,6 +2329,7 @@ main(void)
 	test_drop(c);
 	test_server_version(c);
 	test_batch_positions(c);
+	test_await(c);
 	jobq_disconnect(c);
 
 	printf("%d passed, %d failed\n", tests - fails, fails);
