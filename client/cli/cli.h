@@ -88,4 +88,7 @@ extern int	cli_await_timeout_ms(const char *s, const char *what);
 extern int	cli_await_print(JobqConn *conn, int64_t id, int timeout_ms, bool json);
 extern int	cmd_await(void);
 
+/* metrics.c */
+extern int	cmd_metrics(void);
+
 #endif							/* JOBQ_CLI_H */

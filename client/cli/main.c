@@ -49,6 +49,7 @@ enum
 	O_LIMIT, O_QUEUE, O_OLDER_THAN, O_LEASE, O_BACKOFF_BASE, O_BACKOFF_CAP,
 	O_COMPLETED_RETENTION, O_DEAD_RETENTION, O_NOTIFY, O_FORCE, O_JSON,
 	O_WAIT, O_TIMEOUT,
+	O_FROM, O_TO, O_BUCKET, O_PROMETHEUS,	/* metrics.c */
 	O_COUNT
 };
 
@@ -77,6 +78,10 @@ static const struct option longopts[] = {
 	{"force", no_argument, NULL, O_FORCE},
 	{"wait", required_argument, NULL, O_WAIT},
 	{"timeout", required_argument, NULL, O_TIMEOUT},
+	{"from", required_argument, NULL, O_FROM},
+	{"to", required_argument, NULL, O_TO},
+	{"bucket", required_argument, NULL, O_BUCKET},
+	{"prometheus", no_argument, NULL, O_PROMETHEUS},
 	{NULL, 0, NULL, 0}
 };
 
@@ -136,7 +141,9 @@ usage(FILE *f)
 			"  queue pause NAME         claims skip the queue (enqueue still works)\n"
 			"  queue resume NAME\n"
 			"  queues                   all queues and their settings\n"
-			"  sweep [QUEUE]            requeue expired leases, purge old history\n\n"
+			"  sweep [QUEUE]            requeue expired leases, purge old history\n"
+			"  metrics [QUEUE]          counters and latencies over time  [--from=TIME]\n"
+			"        [--to=TIME] [--bucket=DURATION] | --prometheus\n\n"
 			"Options:\n"
 			"  -d, --dbname=CONNINFO    database connection string (default: PG* environment)\n"
 			"  -s, --schema=SCHEMA      schema of the jobq functions (default: public)\n"
@@ -1298,6 +1305,7 @@ main(int argc, char **argv)
 		{"queue", cmd_queue},
 		{"queues", cmd_queues},
 		{"sweep", cmd_sweep},
+		{"metrics", cmd_metrics},
 	};
 	int			c;
 

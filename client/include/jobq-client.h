@@ -724,6 +724,24 @@ int			jobq_await(JobqConn *conn, int64_t id, int timeout_ms, int flags,
 void		jobq_outcome_clear(JobqOutcome *out);
 
 /* ----------------------------------------------------------------------
+ * Metrics over time (0.2.0 SQL; jobq_producer, jobq_monitor, jobq_reader)
+ * ---------------------------------------------------------------------- */
+
+/* jobq_metrics: the rows of jobq_metrics(queue, since, until, bucket) (see
+ * doc/sql.md): per queue (NULL = all) and bucket, counters, wait_hist and
+ * run_hist as the server's array texts, the percentiles and
+ * oldest_ready_age as intervals, complete.  since and until are
+ * timestamptz texts, bucket an interval text; NULL takes the default (the
+ * last hour, one minute).  Unknown queue: NULL with JOBQ_ERR_NOT_FOUND; a
+ * bad period or bucket: JOBQ_ERR_SERVER with its SQLSTATE. */
+JobqRows   *jobq_metrics(JobqConn *conn, const char *queue, const char *since,
+						 const char *until, const char *bucket);
+
+/* jobq_stat_jobq: the rows of the view pg_stat_jobq (queue NULL = all):
+ * the counts and the last finished minute's counters and percentiles. */
+JobqRows   *jobq_stat_jobq(JobqConn *conn, const char *queue);
+
+/* ----------------------------------------------------------------------
  * Result tables.  Values are the server's text forms, owned by rows.
  * ---------------------------------------------------------------------- */
 

@@ -139,6 +139,16 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	[STMT_AWAIT] =
 	"CALL %s.jobq_await($1::pg_catalog.int8, $2::pg_catalog.interval, $3::pg_catalog.text, "
 	"$4::pg_catalog.bool)",
+	/* NULL since, until, bucket: the SQL function's defaults */
+	[STMT_METRICS] =
+	"SELECT * FROM %s.jobq_metrics($1::pg_catalog.text, "
+	"COALESCE($2::pg_catalog.timestamptz, "
+	"pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval), "
+	"COALESCE($3::pg_catalog.timestamptz, pg_catalog.now()), "
+	"COALESCE($4::pg_catalog.interval, '1 minute'::pg_catalog.interval))",
+	[STMT_STAT_JOBQ] =
+	"SELECT * FROM %s.pg_stat_jobq "
+	"WHERE $1::pg_catalog.text IS NULL OR queue OPERATOR(pg_catalog.=) $1",
 };
 
 /*

@@ -74,6 +74,8 @@ typedef enum JobqStmt
 	STMT_WAIT_STATS,
 	STMT_SERVER_VERSION,
 	STMT_AWAIT,					/* 0.2.0 SQL: the procedure jobq_await */
+	STMT_METRICS,				/* 0.2.0 SQL: metrics.c */
+	STMT_STAT_JOBQ,
 	STMT__COUNT
 } JobqStmt;
 
