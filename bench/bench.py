@@ -38,13 +38,22 @@ PERSISTENT_NOOPS = {
 # jobq-worker --persistent: jobs in flight (-c and the processes' capacity), one process
 PERSISTENT_SLOTS = 32
 NCPU = os.cpu_count() or 1
+# The hand-written queues jobq is measured against, by their impl name: the
+# richer reference (queue, priority, payload returned: what jobq does) and
+# the minimal one of the articles (bench/pgbench/min_schema.sql)
+REF_TABLES = {'ref': 'bench_ref.jobs', 'min': 'bench_min.jobs'}
+ALL_TABLES = 'jobq.jobs, jobq.history, bench_ref.jobs, bench_min.jobs'
+
+
+def table(impl):
+    return REF_TABLES.get(impl, 'jobq.jobs')
 
 # ---------------------------------------------------------------------------
 # Sizes per mode.  quick: < 3 minutes; smoke: the smallest configuration
 # (ci-smoke.sh); full: the numbers in the issue.
 MODES = {
     'smoke': dict(reps=1, clients=[1], drain_clients=[1], enq_seconds=1, enq_batches=3,
-                  enq_impls=['ref', 'jobq', 'driver'],
+                  enq_impls=['ref', 'min', 'jobq', 'driver'],
                   drain_single=100, drain_batch=400, ret_single=['0'], ret_batch=['0'],
                   lat_jobs=20, lat_modes=['driver-notify', 'driver-blocking', 'worker-notify', 'worker-blocking', 'os-spawn'],
                   waiters=10, waiter_seconds=1, horizon_seconds=2, horizon_wait=10,
@@ -52,7 +61,7 @@ MODES = {
                   soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1, persistent_jobs=200,
                   instr=dict(enqueue=(20, 120), cycle1=(5, 25), cycle100=(1, 3))),
     'quick': dict(reps=3, clients=[1, 16], drain_clients=[4], enq_seconds=1,
-                  enq_impls=['ref', 'jobq', 'jobq-nonotify'],
+                  enq_impls=['ref', 'min', 'jobq', 'jobq-nonotify'],
                   enq_batches=10, drain_single=1500, drain_batch=12000,
                   ret_single=['0'], ret_batch=['0', '1 day'],
                   lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking', 'os-spawn'],
@@ -61,7 +70,7 @@ MODES = {
                   soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1, persistent_jobs=5000,
                   instr=dict(enqueue=(100, 1000), cycle1=(10, 110), cycle100=(1, 11))),
     'full': dict(reps=3, clients=[1, 4, 16], drain_clients=[1, 4, 16], enq_seconds=10,
-                 enq_impls=['ref', 'jobq', 'driver', 'jobq-nonotify'],
+                 enq_impls=['ref', 'min', 'jobq', 'driver', 'jobq-nonotify'],
                  enq_batches=100, drain_single=100000, drain_batch=100000,
                  ret_single=['0', '1 day'], ret_batch=['0', '1 day'],
                  lat_jobs=1000, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking', 'os-spawn'],
@@ -94,6 +103,35 @@ INSTR_BODY = {
     ('enqueue', 'ref'): """
         INSERT INTO bench_ref.jobs (queue, payload)
             VALUES ('bench', '{"to":"user@example.com","n":1}') RETURNING id INTO k;
+        COMMIT;""",
+    ('enqueue', 'min'): """
+        INSERT INTO bench_min.jobs (payload)
+            VALUES ('{"to":"user@example.com","n":1}') RETURNING id INTO k;
+        COMMIT;""",
+    ('cycle1', 'min'): """
+        UPDATE bench_min.jobs SET status = 'running', attempts = attempts + 1,
+                locked_until = now() + interval '5 minutes'
+            WHERE id IN (SELECT id FROM bench_min.jobs WHERE status = 'pending'
+                         AND run_after <= now() ORDER BY run_after FOR UPDATE SKIP LOCKED LIMIT 1)
+            RETURNING id INTO k;
+        IF NOT FOUND THEN RAISE EXCEPTION 'no ready job'; END IF;
+        COMMIT;
+        DELETE FROM bench_min.jobs WHERE id = k;
+        IF NOT FOUND THEN RAISE EXCEPTION 'job % not completed', k; END IF;
+        COMMIT;""",
+    ('cycle100', 'min'): """
+        WITH c AS (UPDATE bench_min.jobs SET status = 'running', attempts = attempts + 1,
+                           locked_until = now() + interval '5 minutes'
+                       WHERE id IN (SELECT id FROM bench_min.jobs WHERE status = 'pending'
+                                    AND run_after <= now() ORDER BY run_after
+                                    FOR UPDATE SKIP LOCKED LIMIT 100)
+                       RETURNING id)
+            SELECT array_agg(id) INTO ids FROM c;
+        IF cardinality(ids) IS DISTINCT FROM 100 THEN RAISE EXCEPTION 'short batch'; END IF;
+        COMMIT;
+        DELETE FROM bench_min.jobs WHERE id = ANY (ids);
+        GET DIAGNOSTICS k = ROW_COUNT;
+        IF k <> 100 THEN RAISE EXCEPTION '% of 100 jobs completed', k; END IF;
         COMMIT;""",
     ('cycle1', 'jobq'): """
         SELECT id, token, payload INTO r FROM jobq_claim('bench', 'w', 1);
@@ -333,13 +371,14 @@ class Bench:
         self.c.sql('CREATE EXTENSION jobq')
         self.c.sql("SELECT jobq_create_queue('bench', completed_retention => '0')")
         self.c.sql_file(os.path.join(PGB, 'ref_schema.sql'))
+        self.c.sql_file(os.path.join(PGB, 'min_schema.sql'))
 
     def reset(self, retention='0'):
-        self.c.sql('TRUNCATE jobq.jobs, jobq.history, jobq.stale_acks, bench_ref.jobs; '
+        self.c.sql('TRUNCATE jobq.jobs, jobq.history, jobq.stale_acks, bench_ref.jobs, bench_min.jobs; '
                    f"SELECT jobq_alter_queue('bench', completed_retention => '{retention}')")
 
     def reset_sql(self, retention='0'):
-        return ['TRUNCATE jobq.jobs, jobq.history, jobq.stale_acks, bench_ref.jobs',
+        return ['TRUNCATE jobq.jobs, jobq.history, jobq.stale_acks, bench_ref.jobs, bench_min.jobs',
                 f"SELECT FROM jobq_alter_queue('bench', completed_retention => '{retention}')"]
 
     def fill_jobq_sql(self, n):
@@ -351,15 +390,17 @@ class Bench:
             done += k
         return out
 
-    def fill_ref_sql(self, n):
+    def fill_ref_sql(self, n, impl='ref'):
+        if impl == 'min':
+            return [f'INSERT INTO bench_min.jobs (payload) SELECT {PAYLOAD_SQL} '
+                    f'FROM generate_series(1, {n}) g']
         return [f"INSERT INTO bench_ref.jobs (queue, payload) SELECT 'bench', {PAYLOAD_SQL} "
                 f'FROM generate_series(1, {n}) g']
 
     def prep(self, stmts, impl):
         """Run stmts, VACUUM ANALYZE, CHECKPOINT; return the live row count."""
-        t = 'jobq.jobs' if impl != 'ref' else 'bench_ref.jobs'
-        return self.c.sqls(*stmts, 'VACUUM ANALYZE jobq.jobs, jobq.history, bench_ref.jobs',
-                           'CHECKPOINT', f'SELECT count(*) FROM {t}')
+        return self.c.sqls(*stmts, f'VACUUM ANALYZE {ALL_TABLES}',
+                           'CHECKPOINT', f'SELECT count(*) FROM {table(impl)}')
 
     def fill_jobq(self, n):
         done = 0
@@ -374,11 +415,10 @@ class Bench:
                    f'FROM generate_series(1, {n}) g')
 
     def settle(self):
-        self.c.sqls('VACUUM ANALYZE jobq.jobs, jobq.history, bench_ref.jobs', 'CHECKPOINT')
+        self.c.sqls(f'VACUUM ANALYZE {ALL_TABLES}', 'CHECKPOINT')
 
     def count(self, impl):
-        t = 'jobq.jobs' if impl != 'ref' else 'bench_ref.jobs'
-        return int(self.c.sql(f'SELECT count(*) FROM {t}'))
+        return int(self.c.sql(f'SELECT count(*) FROM {table(impl)}'))
 
     def measure(self, fn):
         """Run fn, return (its result, server CPU seconds, WAL bytes)."""
@@ -439,7 +479,7 @@ class Bench:
                     if impl == 'driver' and not self.has_driver:
                         continue
                     self.guard(f'enqueue {impl} c={c}', self._enqueue1, impl, c, T)
-            for impl in ('ref', 'jobq', 'driver'):
+            for impl in ('ref', 'min', 'jobq', 'driver'):
                 if impl == 'driver' and not self.has_driver:
                     continue
                 self.guard(f'enqueue batch {impl}', self._enqueue_batch, impl)
@@ -483,6 +523,7 @@ class Bench:
             for c in self.m['drain_clients']:
                 for b in (1, 100):
                     self.guard(f'drain ref c={c} b={b}', self._drain, 'ref', c, b, '0')
+                    self.guard(f'drain min c={c} b={b}', self._drain, 'min', c, b, '0')
                     for ret in self.m['ret_single' if b == 1 else 'ret_batch']:
                         self.guard(f'drain jobq c={c} b={b} ret={ret}', self._drain,
                                    'jobq', c, b, ret)
@@ -509,7 +550,7 @@ class Bench:
         n = per_client * c * b
         slack = 0 if impl == 'driver' else 2 * c * b + 100
         total = n + slack if backlog is None else max(backlog, n + slack)
-        stmts = self.reset_sql(ret) + (self.fill_ref_sql(total) if impl == 'ref'
+        stmts = self.reset_sql(ret) + (self.fill_ref_sql(total, impl) if impl in REF_TABLES
                                        else self.fill_jobq_sql(total))
         if history:
             self.fill_history(history)
@@ -527,7 +568,7 @@ class Bench:
         if jobs <= 0:
             raise BenchError('nothing was drained')
         if key is None:
-            key = f'drain/{impl}/c{c}/b{b}' + ('' if impl == 'ref' else f'/ret{ret != "0":d}')
+            key = f'drain/{impl}/c{c}/b{b}' + ('' if impl in REF_TABLES else f'/ret{ret != "0":d}')
         self.record(key, rate, 'jobs/s', jobs=jobs,
                     cpu_ms_per_1k=1e6 * cpu / jobs, wal_bytes_per_job=wal / jobs)
 
@@ -1011,9 +1052,9 @@ class Bench:
             raise BenchError('valgrind is not installed (apt-get install valgrind): '
                              'no instruction counts')
         self.c.sqls(*(instr_proc_sql(op, impl) for op, _ in INSTR_OPS
-                      for impl in ('jobq', 'ref')))
+                      for impl in ('jobq', 'ref', 'min')))
         for op, _ in INSTR_OPS:
-            for impl in ('jobq', 'ref'):
+            for impl in ('jobq', 'ref', 'min'):
                 self.guard(f'instr {op} {impl}', self._instructions, op, impl)
 
     def _instructions(self, op, impl):
@@ -1028,8 +1069,9 @@ class Bench:
     def _callgrind_loop(self, op, impl, n):
         """Ir of a single-user backend that calls the loop of op INSTR_WARMUP
         times, then n times, over INSTR_BACKLOG freshly filled ready jobs."""
-        fill = self.fill_ref_sql if impl == 'ref' else self.fill_jobq_sql
-        self.prep(self.reset_sql('0') + fill(INSTR_BACKLOG), impl)
+        fill = (self.fill_ref_sql(INSTR_BACKLOG, impl) if impl in REF_TABLES
+                else self.fill_jobq_sql(INSTR_BACKLOG))
+        self.prep(self.reset_sql('0') + fill, impl)
         proc = instr_proc(op, impl)
         # one CALL a line: single-user mode runs a line as one statement
         script = f'CALL {proc}({INSTR_WARMUP});\nCALL {proc}({n});\n'
@@ -1147,15 +1189,19 @@ def instructions_section(w, R, settings):
       'instruction is not a unit of time; but the counts repeat from run to run (to within a '
       'few percent at the small loop counts of --smoke), where the timed ratios above can '
       'swing by tens of percent on a shared machine. One run each.\n')
+    w('"reference" is the richer hand-written queue (`ref_*.sql`), "minimal" the queue of the '
+      'articles (`min_*.sql`: no queue column, no priority, the claim returns ids only).\n')
     w('| operation (one iteration) | iterations | jobq | reference | jobq / reference '
-      '(instructions) | reference / jobq (as a throughput ratio) |')
-    w('|---|---|---:|---:|---:|---:|')
+      '(instructions) | reference / jobq (as a throughput ratio) | minimal | jobq / minimal |')
+    w('|---|---|---:|---:|---:|---:|---:|---:|')
     for op, label in INSTR_OPS:
         j, r = best(R, f'instr/{op}/jobq', False), best(R, f'instr/{op}/ref', False)
+        m = best(R, f'instr/{op}/min', False)
         its = f"{j['extra']['small']} → {j['extra']['large']}" if j else ''
         ratio = f"{j['best'] / r['best']:.2f}×" if j and r else 'n/a'
         inverse = f"{r['best'] / j['best']:.2f}×" if j and r else 'n/a'
-        w(f'| {label} | {its} | {cell(j)} | {cell(r)} | {ratio} | {inverse} |')
+        mratio = f"{j['best'] / m['best']:.2f}×" if j and m else 'n/a'
+        w(f'| {label} | {its} | {cell(j)} | {cell(r)} | {ratio} | {inverse} | {cell(m)} | {mratio} |')
     w('')
 
 
@@ -1196,7 +1242,10 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
 
     w('## Throughput: jobq / reference\n')
     w('Jobs per second. "reference" is the hand-written SKIP LOCKED queue '
-      '(bench/pgbench/ref_*.sql) driven by pgbench; "jobq (pgbench)" calls the SQL API '
+      '(bench/pgbench/ref_*.sql) driven by pgbench; the **minimal** queue is the one of the '
+      'articles (bench/pgbench/min_*.sql: `jobs(id, payload, status, run_after, attempts, '
+      'locked_until)`, one partial index on `run_after` of pending jobs, no queue column, no '
+      'priority, the claim returning ids only); "jobq (pgbench)" calls the SQL API '
       'from pgbench scripts (bench/pgbench/jobq_*.sql); "jobq (libjobq)" is bench/driver.c '
       'through the static libjobq. Ratios are best / best.\n')
     for c in bench.m['clients']:
@@ -1212,6 +1261,19 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
         'enqueue_batch/jobq', 'enqueue_batch/ref', 0.8)
     cmp('enqueue, batches of 1,000 — libjobq (payloads sent by the client)',
         'enqueue_batch/driver', 'enqueue_batch/ref', 0.8)
+    # against the minimal queue of the articles (min_*.sql) as the reference
+    for c in bench.m['clients']:
+        cmp(f'enqueue, 1 job/txn, {c} clients — jobq (pgbench) vs the **minimal** queue',
+            f'enqueue/jobq/c{c}', f'enqueue/min/c{c}', 0.95)
+    cmp('enqueue, batches of 1,000 — jobq_enqueue_batch (pgbench) vs INSERT ... SELECT into the '
+        '**minimal** queue', 'enqueue_batch/jobq', 'enqueue_batch/min', 0.9)
+    for b in (1, 100):
+        for c in bench.m['drain_clients']:
+            what = 'single-job' if b == 1 else 'batched (100)'
+            tgt = 1.0 if b == 1 else 1.5
+            for impl, nm in (('jobq', 'pgbench'), ('driver', 'libjobq, chained')):
+                cmp(f'drain {what}, {c} workers, history off — jobq ({nm}) vs the **minimal** queue',
+                    f'drain/{impl}/c{c}/b{b}/ret0', f'drain/min/c{c}/b{b}', tgt)
     for b in (1, 100):
         for ret in (0, 1):
             if ('0', '1 day')[ret] not in bench.m['ret_single' if b == 1 else 'ret_batch']:

@@ -1,0 +1,1 @@
+INSERT INTO bench_min.jobs (payload) VALUES ('{"to":"user@example.com","n":1}') RETURNING id;
