@@ -93,8 +93,21 @@ claim_size(Worker *w)
 bool
 flow_may_claim(Worker *w)
 {
-	return !w->stopping && w->db.connected && !w->db.claiming && w->nbacklog == 0 &&
-		free_slots(w) > 0 && claim_size(w) > 0;
+	int			free = free_slots(w);
+
+	if (w->stopping || !w->db.connected || w->db.claiming || w->nbacklog > 0 ||
+		free <= 0 || claim_size(w) <= 0)
+		return false;
+
+	/*
+	 * --persistent: answers come back within milliseconds, so a claim for
+	 * the one slot just freed would be a round trip for one job.  While
+	 * jobs run, wait until half the slots are free (the acks wait the same
+	 * way, flow_acks_due, and go out with that claim).
+	 */
+	if (w->persistent > 0 && flow_running(w) > 0 && free < (w->concurrency + 1) / 2)
+		return false;
+	return true;
 }
 
 /*
