@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""t/http_receiver.py: the HTTP endpoint of t/027_worker_http.pl.
+"""t/http_receiver.py: the HTTP endpoint of t/028_worker_http.pl.
 
     http_receiver.py PORT_FILE LOG_FILE [SECRET_FILE]
 

@@ -1,4 +1,4 @@
-# t/027_worker_http.pl: jobq-http, the HTTP delivery of jobs
+# t/028_worker_http.pl: jobq-http, the HTTP delivery of jobs
 # (doc/jobq-http.md) under jobq-worker --persistent, against a real HTTP
 # server on loopback (t/http_receiver.py): the payload POSTed with the
 # job's headers and an HMAC signature the receiver verifies; 2xx completes
