@@ -173,6 +173,26 @@ is(stop_worker($w, 'TERM'), 0, 'protocol: SIGTERM while a process was never read
 is($node->safe_psql('postgres', "SELECT state || ' ' || attempt FROM jobq_job($id)"), 'ready 0',
 	'protocol: the job was never claimed');
 
+# -- under valgrind: the worker's side of every outcome, a crash and a restart, with no leak
+# and no memory error
+SKIP:
+{
+	my $vg = `command -v valgrind 2>/dev/null`;
+	chomp $vg;
+	skip 'valgrind not installed', 2 unless $vg;
+	reset_queue();
+	enqueue(join(',', map { "'{\"n\": $_}'" } 1 .. 40)
+		  . q{, '{"do": "retry"}', '{"do": "permanent"}', '{"do": "raise"}', '{"do": "crash"}'});
+	$w = start_worker_cmd($node,
+		[ $vg, '--quiet', '--leak-check=full', '--show-leak-kinds=definite,indirect',
+		  '--errors-for-leak-kinds=definite,indirect', '--error-exitcode=99',
+		  '--child-silent-after-fork=yes', '--trace-children=no', worker_bin() ],
+		'-q', 'p', '-c', '4', '--persistent=2', '--burst', '--', 'python3', $py);
+	is(stop_worker($w), 0, 'valgrind: --persistent drains every outcome and exits 0, no leak, no error');
+	is($node->safe_psql('postgres', "SELECT count(*) FROM jobq.history WHERE state = 'completed'"),
+		'40', 'valgrind: every ordinary job completed');
+}
+
 # -- bad usage
 my ($out, $err) = ('', '');
 IPC::Run::run([ worker_bin(), '-q', 'p', '--persistent=0', '--', '/bin/true' ], '>', \$out, '2>', \$err);
