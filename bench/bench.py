@@ -923,30 +923,10 @@ class Bench:
         self.reset('0')
         self.fill_jobq(n)
         self.settle()
-        rss = [0]
-
-        def run():
-            t0 = time.monotonic()
-            p = subprocess.Popen([WORKER, '-d', self.c.conninfo, '-q', 'bench',
-                                  '-c', str(PERSISTENT_SLOTS), '--persistent=1', '--burst',
-                                  '--sweep-interval=0', '--log-file',
-                                  os.path.join(self.out, f'persistent-{lang}.log'), '--']
-                                 + PERSISTENT_NOOPS[lang](PERSISTENT_SLOTS),
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            while p.poll() is None:
-                try:
-                    with open(f'/proc/{p.pid}/status') as f:
-                        for line in f:
-                            if line.startswith('VmRSS:'):
-                                rss[0] = max(rss[0], int(line.split()[1]))
-                except OSError:
-                    pass
-                time.sleep(0.02)
-            if p.returncode != 0:
-                raise BenchError(f'jobq-worker --persistent exited {p.returncode}: '
-                                 f'{p.stderr.read().decode()[-300:]}')
-            return time.monotonic() - t0
-        secs, cpu, wal = self.measure(run)
+        (secs, rss), cpu, wal = self.measure(lambda: self.run_worker(
+            ['-c', str(PERSISTENT_SLOTS), '--persistent=1', '--burst', '--sweep-interval=0',
+             '--log-file', os.path.join(self.out, f'persistent-{lang}.log'), '--']
+            + PERSISTENT_NOOPS[lang](PERSISTENT_SLOTS)))
         left = self.count('jobq')
         if left:
             raise BenchError(f'jobq-worker --persistent --burst left {left} jobs')
@@ -956,35 +936,38 @@ class Bench:
                     cpu_ms_per_1k=1e6 * cpu / n, wal_bytes_per_job=wal / n)
         self.record(f'persistent_rss/{lang}', rss[0] / 1024, 'MB')
 
+    def run_worker(self, args):
+        """Run jobq-worker with args against the bench queue until it exits;
+        return (seconds, [peak VmRSS, peak VmHWM] in kB), sampled from /proc."""
+        rss = [0, 0]
+        t0 = time.monotonic()
+        p = subprocess.Popen([WORKER, '-d', self.c.conninfo, '-q', 'bench'] + args,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        while p.poll() is None:
+            try:
+                with open(f'/proc/{p.pid}/status') as f:
+                    for line in f:
+                        if line.startswith('VmRSS:'):
+                            rss[0] = max(rss[0], int(line.split()[1]))
+                        elif line.startswith('VmHWM:'):
+                            rss[1] = max(rss[1], int(line.split()[1]))
+            except OSError:
+                pass
+            time.sleep(0.02)
+        secs = time.monotonic() - t0
+        if p.returncode != 0:
+            raise BenchError(f'jobq-worker {" ".join(args[:4])} exited {p.returncode}: '
+                             f'{p.stderr.read().decode()[-300:]}')
+        return secs, rss
+
     def _worker(self, c):
         n = self.m['worker_jobs']
         self.reset('0')
         self.fill_jobq(n)
         self.settle()
-        rss = [0, 0]
-
-        def run():
-            t0 = time.monotonic()
-            p = subprocess.Popen([WORKER, '-d', self.c.conninfo, '-q', 'bench', '-c', str(c),
-                                  '--burst', '--sweep-interval=0', '--log-file',
-                                  os.path.join(self.out, 'worker.log'), '--', HANDLER],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            while p.poll() is None:
-                try:
-                    with open(f'/proc/{p.pid}/status') as f:
-                        for line in f:
-                            if line.startswith('VmRSS:'):
-                                rss[0] = max(rss[0], int(line.split()[1]))
-                            elif line.startswith('VmHWM:'):
-                                rss[1] = max(rss[1], int(line.split()[1]))
-                except OSError:
-                    pass
-                time.sleep(0.02)
-            secs = time.monotonic() - t0
-            if p.returncode != 0:
-                raise BenchError(f'jobq-worker exited {p.returncode}: {p.stderr.read().decode()[-300:]}')
-            return secs
-        secs, cpu, wal = self.measure(run)
+        (secs, rss), cpu, wal = self.measure(lambda: self.run_worker(
+            ['-c', str(c), '--burst', '--sweep-interval=0', '--log-file',
+             os.path.join(self.out, 'worker.log'), '--', HANDLER]))
         left = self.count('jobq')
         jobs = n - left
         if left:
