@@ -34,7 +34,9 @@ OBJS = \
 	extension/metrics.o \
 	extension/version.o \
 	extension/cron.o \
-	extension/workers.o
+	extension/workers.o \
+	extension/schedules.o \
+	extension/tick.o
 
 # The version of this release, read from jobq.control: the one place where
 # it is written.  The library learns it from a -D (version.c), the install
@@ -86,6 +88,7 @@ extension/version.o: jobq.control
 # Every object includes jobq.h (and through it the contract header); PGXS
 # tracks no header dependencies without --enable-depend, so say it here.
 $(OBJS): extension/jobq.h extension/jobq_sql.h client/include/jobq-contract.h
+extension/schedules.o extension/tick.o: extension/schedules.h extension/cron.h
 extension/cron.o: extension/cron.h
 extension/inspect.o extension/list_filter.o: extension/list_filter.h
 

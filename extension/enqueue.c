@@ -507,3 +507,39 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 	jobq_spi_finish();
 	return (Datum) 0;
 }
+
+/*
+ * jobq_enqueue_scheduled
+ *	  Enqueue one job of a schedule (schedules.c): ready now, with the
+ *	  schedule's priority and max_attempts (NULL: the queue's) and the
+ *	  tick's dedupe key.  The normal path of jobq_enqueue (queue name lock,
+ *	  settings, dedupe, wakeups), without the caller's per-queue enqueue
+ *	  check: a schedule's jobs are its creator's, an admin of the queue,
+ *	  whoever runs the tick.  Returns the job's id, or the id of the live
+ *	  job holding the key (then *created = false).
+ */
+int64
+jobq_enqueue_scheduled(text *queue, Jsonb *payload, int16 priority,
+					   Datum max_attempts, bool max_attempts_null,
+					   text *dedupe_key, bool *created)
+{
+	EnqueueArgs args;
+	int64		id;
+
+	memset(&args, 0, sizeof(args));
+	args.queue = queue;
+	args.now = jobq_now();
+	args.run_at = args.now;
+	args.priority = priority;
+	args.max_attempts = max_attempts;
+	args.max_attempts_null = max_attempts_null;
+	jobq_check_payload(payload, "payload");
+	check_dedupe_key(dedupe_key);
+
+	jobq_lock_queue_name(queue, ShareLock);
+	jobq_spi_connect();
+	read_queue_settings(&args);
+	id = enqueue_one(&args, payload, dedupe_key, created);
+	jobq_spi_finish();
+	return id;
+}

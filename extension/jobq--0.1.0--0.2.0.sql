@@ -647,6 +647,171 @@ COMMENT ON VIEW @extschema@.pg_stat_jobq IS
 
 
 /* ========================================================================
+ * Schedules: recurring jobs (issue 17; doc/sql.md, "Schedules").
+ *
+ * jobq.schedules holds each schedule and its state: the tick drives
+ * next_run_at forward with a compare-and-set on the row (locked FOR NO KEY
+ * UPDATE SKIP LOCKED by jobq_cron_tick), in the transaction that enqueues
+ * the tick's job, so any number of tickers give one job per tick and a
+ * restart loses nothing.  next_run_at is NULL once no tick is left (past
+ * end_at).  retry_at is set while a failing schedule backs off.  The jobs
+ * a schedule makes carry the dedupe key 'schedule:<name>:<tick>' (manual
+ * runs 'schedule:<name>:manual:<time>'), so a schedule's runs are a
+ * dedupe-key prefix of jobq_list, never a search through payloads.
+ *
+ * The queue must exist (a foreign key); jobq_drop_queue refuses while
+ * schedules point at the queue unless force, which unschedules them.
+ * source says who wrote the schedule: 'sql', or
+ * what `jobq schedule apply` names ('file:<path>'), so that --prune
+ * removes only what that file made.
+ * ======================================================================== */
+
+CREATE TABLE jobq.schedules (
+    name          text PRIMARY KEY
+        CONSTRAINT schedules_name_check
+        CHECK (octet_length(name) BETWEEN 1 AND 128
+               AND name ~ '^[a-z0-9]+([_-][a-z0-9]+)*$'),
+    queue         text NOT NULL REFERENCES jobq.queues (name),
+    expr          text NOT NULL,
+    tz            text NOT NULL,
+    payload       jsonb NOT NULL,
+    overlap       text NOT NULL
+        CHECK (overlap OPERATOR(pg_catalog.=) ANY (ARRAY['allow', 'skip'])),
+    catchup       text NOT NULL
+        CHECK (catchup OPERATOR(pg_catalog.=) ANY (ARRAY['latest', 'none', 'all'])),
+    grace         interval NOT NULL,
+    priority      smallint NOT NULL,
+    max_attempts  integer,
+    start_at      timestamptz,
+    end_at        timestamptz,
+    paused        boolean NOT NULL DEFAULT false,
+    next_run_at   timestamptz,
+    last_run_at   timestamptz,
+    last_job_id   bigint,
+    missed_ticks  bigint NOT NULL DEFAULT 0,
+    skipped_ticks bigint NOT NULL DEFAULT 0,
+    failures      integer NOT NULL DEFAULT 0,
+    retry_at      timestamptz,
+    last_error    text,
+    source        text NOT NULL,
+    created_at    timestamptz NOT NULL,
+    updated_at    timestamptz NOT NULL
+);
+ALTER TABLE jobq.schedules OWNER TO jobq_owner;
+REVOKE ALL ON TABLE jobq.schedules FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('jobq.schedules'::pg_catalog.regclass, '');
+
+-- the tick's scan: due schedules in due order (GREATEST skips a NULL retry_at)
+CREATE INDEX schedules_due_idx ON jobq.schedules
+    ((GREATEST(next_run_at, retry_at))) WHERE NOT paused;
+-- jobq_drop_queue: the schedules of a queue
+CREATE INDEX schedules_queue_idx ON jobq.schedules (queue);
+
+CREATE FUNCTION @extschema@.jobq_schedule(
+    name         text,
+    queue        text,
+    expr         text,
+    payload      jsonb DEFAULT '{}',
+    tz           text DEFAULT 'UTC',
+    overlap      text DEFAULT 'allow',
+    catchup      text DEFAULT 'latest',
+    grace        interval DEFAULT '5 minutes',
+    priority     integer DEFAULT 0,
+    max_attempts integer DEFAULT NULL,
+    start_at     timestamptz DEFAULT NULL,
+    end_at       timestamptz DEFAULT NULL,
+    source       text DEFAULT NULL)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'jobq_schedule'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_unschedule(name text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'jobq_unschedule'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_pause_schedule(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'jobq_pause_schedule'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_resume_schedule(name text)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'jobq_resume_schedule'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_trigger_schedule(name text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'jobq_trigger_schedule'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_schedules()
+RETURNS TABLE (name text, queue text, expr text, tz text, payload jsonb,
+               overlap text, catchup text, grace interval, priority integer,
+               max_attempts integer, start_at timestamptz, end_at timestamptz,
+               paused boolean, next_run_at timestamptz, last_run_at timestamptz,
+               last_job_id bigint, last_job_state text,
+               missed_ticks bigint, skipped_ticks bigint, failures integer,
+               retry_at timestamptz, last_error text, source text,
+               created_at timestamptz, updated_at timestamptz)
+AS 'MODULE_PATHNAME', 'jobq_schedules'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_cron_tick(max_schedules integer DEFAULT 100)
+RETURNS TABLE (schedule text, tick timestamptz, job_id bigint, status text)
+AS 'MODULE_PATHNAME', 'jobq_cron_tick'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_schedule(text, text, text, jsonb, text, text, text, interval,
+    integer, integer, timestamptz, timestamptz, text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_unschedule(text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_pause_schedule(text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_resume_schedule(text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_trigger_schedule(text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_schedules() OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_cron_tick(integer) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION
+    @extschema@.jobq_schedule(text, text, text, jsonb, text, text, text, interval,
+        integer, integer, timestamptz, timestamptz, text),
+    @extschema@.jobq_unschedule(text), @extschema@.jobq_pause_schedule(text),
+    @extschema@.jobq_resume_schedule(text), @extschema@.jobq_trigger_schedule(text),
+    @extschema@.jobq_schedules(), @extschema@.jobq_cron_tick(integer)
+FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.jobq_schedule(text, text, text, jsonb, text, text, text, interval,
+        integer, integer, timestamptz, timestamptz, text),
+    @extschema@.jobq_unschedule(text), @extschema@.jobq_pause_schedule(text),
+    @extschema@.jobq_resume_schedule(text), @extschema@.jobq_trigger_schedule(text)
+TO jobq_admin;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_schedules()
+TO jobq_monitor, jobq_reader, jobq_admin;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_cron_tick(integer) TO jobq_worker, jobq_admin;
+
+COMMENT ON FUNCTION @extschema@.jobq_schedule(text, text, text, jsonb, text, text, text, interval,
+    integer, integer, timestamptz, timestamptz, text) IS
+    'Creates or changes a schedule (upsert by name) and returns its next fire time.';
+COMMENT ON FUNCTION @extschema@.jobq_unschedule(text) IS
+    'Deletes a schedule; jobs it already enqueued stay.  False when there was none.';
+COMMENT ON FUNCTION @extschema@.jobq_pause_schedule(text) IS
+    'Pauses a schedule: it fires nothing until resumed.';
+COMMENT ON FUNCTION @extschema@.jobq_resume_schedule(text) IS
+    'Resumes a paused schedule from now (no backfill) and returns its next fire time.';
+COMMENT ON FUNCTION @extschema@.jobq_trigger_schedule(text) IS
+    'Enqueues a schedule''s job now, without moving its next tick; returns the job id.';
+COMMENT ON FUNCTION @extschema@.jobq_schedules() IS
+    'Lists every schedule with its settings, next and last runs, counters and last error.';
+COMMENT ON FUNCTION @extschema@.jobq_cron_tick(integer) IS
+    'Fires the due ticks of up to max_schedules schedules; safe to call from many sessions at once.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

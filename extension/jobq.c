@@ -127,6 +127,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	jobq_metrics_define_gucs();
+	jobq_schedules_define_gucs();
 
 	if (process_shared_preload_libraries_in_progress)
 	{

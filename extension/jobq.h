@@ -215,6 +215,8 @@ extern const JobqStatements jobq_queue_cache_statements;
 extern const JobqStatements jobq_queues_statements;
 extern const JobqStatements jobq_sweep_statements;
 extern const JobqStatements jobq_workers_statements;
+extern const JobqStatements jobq_schedules_statements;
+extern const JobqStatements jobq_tick_statements;
 
 extern SPIPlanPtr jobq_prepare(const char *sql, int nargs, Oid *argtypes);
 extern void jobq_spi_connect(void);
@@ -235,6 +237,8 @@ extern bool jobq_spi_getbool(uint64 row, int col, bool *isnull);
 extern void jobq_require(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern text *jobq_queue_arg(FunctionCallInfo fcinfo, int argno);
 extern void jobq_queue_not_found(text *queue) pg_attribute_noreturn();
+extern void jobq_check_name(const char *name, int len, int max,
+							const char *what, const char *What);
 extern void jobq_check_queue_name(const char *name, int len);
 extern int64 jobq_interval_usecs(const Interval *span);
 extern Interval *jobq_check_interval(const Interval *span, const char *argname,
@@ -290,6 +294,19 @@ extern void jobq_metrics_define_gucs(void);
 extern bool jobq_metrics_flush_run(int64 *out);
 extern TimestampTz jobq_metrics_next_flush(TimestampTz now);
 extern void jobq_metrics_sweeper_flush(void);
+
+/* enqueue.c */
+extern int64 jobq_enqueue_scheduled(text *queue, Jsonb *payload, int16 priority,
+									Datum max_attempts, bool max_attempts_null,
+									text *dedupe_key, bool *created);
+
+/* schedules.c, tick.c */
+extern void jobq_schedules_define_gucs(void);
+extern TimestampTz jobq_schedule_now(void);
+extern bool jobq_schedules_exist_table(void);
+extern void jobq_schedules_before_drop(text *queue, bool force);
+extern int	jobq_cron_tick_run(int max_schedules, Tuplestorestate *store, TupleDesc desc);
+extern TimestampTz jobq_cron_next_due(void);
 
 /* insert_job.c */
 extern void jobq_insert_job_inval(Oid relid);

@@ -371,9 +371,10 @@ jobq_alter_queue(PG_FUNCTION_ARGS)
 
 /*
  * jobq_drop_queue(queue, force) -> void
- *	  Drop a queue.  Refuses (55006) while live jobs exist unless force, in
- *	  which case its live jobs and history go too; workers holding its jobs
- *	  then find their tokens stale.  The queue's name is locked first
+ *	  Drop a queue.  Refuses (55006) while live jobs exist or schedules
+ *	  point at it unless force, in which case its live jobs, history and
+ *	  schedules go too; workers holding its jobs then find their tokens
+ *	  stale.  The queue's name is locked first
  *	  (jobq_lock_queue_name), so an enqueue either committed before and is
  *	  counted, or waits and then finds no queue.
  */
@@ -389,8 +390,10 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 	jobq_require(fcinfo, 1, "force");
 	force = PG_GETARG_BOOL(1);
 
-	jobq_lock_queue_name(queue, ExclusiveLock);
 	jobq_spi_connect();
+	/* NB: before the name lock, in the tick's order (schedules.c) */
+	jobq_schedules_before_drop(queue, force);
+	jobq_lock_queue_name(queue, ExclusiveLock);
 	lock_queue(queue, current);
 
 	if (!force)

@@ -55,6 +55,8 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_queues_statements,
 	&jobq_sweep_statements,
 	&jobq_workers_statements,
+	&jobq_schedules_statements,
+	&jobq_tick_statements,
 };
 
 /*

@@ -17,6 +17,11 @@
  * Each pass also prunes the worker registry (jobq_worker_prune_run) of
  * workers that stopped heartbeating.
  *
+ * The sweeper also ticks its database's schedules (tick.c): it sleeps
+ * until the earliest is due, or until its next sweep, after which it
+ * reads them again (a schedule made meanwhile is seen within the sweep
+ * interval).  Like the sweep, never during recovery.
+ *
  * The sweeper is also its database's NOTIFY relay (relay.c): woken by a
  * producer's commit, it sends the pending notifications when the relay's
  * spacing says (jobq_relay_next_round: at once if its last round is old
@@ -112,6 +117,46 @@ sweep_batch(void)
 }
 
 /*
+ * When the schedules are next due (tick.c), as read at the end of the
+ * last tick; 0: tick at once
+ */
+static TimestampTz next_tick = 0;
+
+/* schedules one tick transaction handles */
+#define TICK_BATCH		100
+
+/*
+ * tick_batch
+ *	  One transaction, the due ticks of at most TICK_BATCH schedules, and
+ *	  when the next is due.  Returns true when it hit the batch size.
+ */
+static bool
+tick_batch(void)
+{
+	int			n = 0;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	jobq_spi_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "jobq cron tick");
+
+	next_tick = DT_NOEND;
+	if (extension_installed())
+	{
+		n = jobq_cron_tick_run(TICK_BATCH, NULL, NULL);
+		next_tick = jobq_cron_next_due();
+	}
+
+	jobq_spi_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_stat(false);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return n >= TICK_BATCH;
+}
+
+/*
  * run_guarded
  *	  Run step, catching errors so that one failure does not stop the
  *	  sweeper: the error is logged, the transaction rolled back, and the
@@ -151,12 +196,13 @@ relay_step(MemoryContext context)
 }
 
 /*
- * sweep_step
- *	  Sweep until caught up (bounded), relaying notifications between
- *	  batches so that a long pass does not delay them.
+ * run_batches
+ *	  Run batch (a transaction each) until it says it is caught up, at
+ *	  most 100 times, relaying notifications between batches so that a
+ *	  long pass does not delay them.
  */
 static void
-sweep_step(MemoryContext context)
+run_batches(bool (*batch) (void), MemoryContext context)
 {
 	for (int i = 0; i < 100 && !ShutdownRequestPending; i++)
 	{
@@ -164,9 +210,9 @@ sweep_step(MemoryContext context)
 
 		MemoryContextReset(context);
 		MemoryContextSwitchTo(context);
-		more = sweep_batch();
+		more = batch();
 		if (jobq_relay_pending())
-			run_guarded(relay_step, context);	/* its error ends no sweep */
+			run_guarded(relay_step, context);	/* its error ends no pass */
 		if (!more)
 			break;
 		CHECK_FOR_INTERRUPTS();
@@ -183,6 +229,28 @@ metrics_step(MemoryContext context)
 	MemoryContextReset(context);
 	MemoryContextSwitchTo(context);
 	jobq_metrics_sweeper_flush();
+}
+
+/*
+ * sweep_step
+ *	  Sweep until caught up (bounded).
+ */
+static void
+sweep_step(MemoryContext context)
+{
+	run_batches(sweep_batch, context);
+}
+
+/*
+ * tick_step
+ *	  Fire what the schedules have due, in batches.  After an error the
+ *	  next try is a second later.
+ */
+static void
+tick_step(MemoryContext context)
+{
+	next_tick = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1000);
+	run_batches(tick_batch, context);
 }
 
 /*
@@ -244,6 +312,14 @@ jobq_sweeper_main(Datum main_arg)
 				run_guarded(sweep_step, pass_context);
 			now = GetCurrentTimestamp();
 			next_sweep = TimestampTzPlusMilliseconds(now, jobq_sweep_interval_ms);
+			/* schedules made or changed meanwhile: read them after every pass */
+			next_tick = Min(next_tick, now);
+		}
+		/* schedules: never on a standby, from its promotion on */
+		if (!RecoveryInProgress() && now >= next_tick)
+		{
+			run_guarded(tick_step, pass_context);
+			now = GetCurrentTimestamp();
 		}
 		if (now >= next_metrics)
 		{
@@ -254,10 +330,12 @@ jobq_sweeper_main(Datum main_arg)
 		}
 
 		/*
-		 * Sleep until the next sweep or relay round.  NB: a producer's commit
-		 * sets the latch (relay.c), and so do SIGTERM and SIGHUP.
+		 * Sleep until the next sweep, tick or relay round.  NB: a producer's
+		 * commit sets the latch (relay.c), and so do SIGTERM and SIGHUP.
 		 */
 		timeout = Max(1, (Min(next_sweep, next_metrics) - now + 999) / 1000);
+		if (!RecoveryInProgress() && next_tick - now < (int64) timeout * 1000)
+			timeout = Max(1, (next_tick - now + 999) / 1000);
 		relay_ms = jobq_relay_next_round();
 		if (relay_ms >= 0)
 			timeout = Min(timeout, relay_ms);

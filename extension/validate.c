@@ -35,25 +35,26 @@ jobq_require(FunctionCallInfo fcinfo, int argno, const char *argname)
 }
 
 /*
- * jobq_check_queue_name
- *	  Queue names follow the allow-list ^[a-z0-9]+([_-][a-z0-9]+)*$ and are
- *	  at most JOBQ_QUEUE_NAME_MAX bytes.  Checked byte by byte, so no
- *	  multibyte or control character can slip through.
+ * jobq_check_name
+ *	  Names of queues and schedules follow the allow-list
+ *	  ^[a-z0-9]+([_-][a-z0-9]+)*$ and are at most max bytes; what (and
+ *	  What, capitalized) names the kind in the messages.  Checked byte by
+ *	  byte, so no multibyte or control character can slip through.
  */
 void
-jobq_check_queue_name(const char *name, int len)
+jobq_check_name(const char *name, int len, int max, const char *what, const char *What)
 {
 	bool		prev_sep = true;	/* no separator at the start */
 
 	if (len == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("queue name must not be empty")));
-	if (len > JOBQ_QUEUE_NAME_MAX)
+				 errmsg("%s name must not be empty", what)));
+	if (len > max)
 		ereport(ERROR,
 				(errcode(ERRCODE_NAME_TOO_LONG),
-				 errmsg("queue name is %d bytes long, over the limit of %d bytes",
-						len, JOBQ_QUEUE_NAME_MAX)));
+				 errmsg("%s name is %d bytes long, over the limit of %d bytes",
+						what, len, max)));
 
 	for (int i = 0; i < len; i++)
 	{
@@ -64,10 +65,21 @@ jobq_check_queue_name(const char *name, int len)
 		if (!alnum && !(sep && !prev_sep && i + 1 < len))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid queue name \"%s\"", pnstrdup(name, len)),
-					 errdetail("Queue names are lowercase letters and digits, in words joined by single \"_\" or \"-\".")));
+					 errmsg("invalid %s name \"%s\"", what, pnstrdup(name, len)),
+					 errdetail("%s names are lowercase letters and digits, in words joined by single \"_\" or \"-\".",
+							   What)));
 		prev_sep = sep;
 	}
+}
+
+/*
+ * jobq_check_queue_name
+ *	  A queue name: the allow-list, at most JOBQ_QUEUE_NAME_MAX bytes.
+ */
+void
+jobq_check_queue_name(const char *name, int len)
+{
+	jobq_check_name(name, len, JOBQ_QUEUE_NAME_MAX, "queue", "Queue");
 }
 
 /*

@@ -138,6 +138,18 @@ INSERT INTO regress_priv_calls VALUES
  (182, 'SELECT pg_stat_jobq', NULL, $$SELECT count(*) FROM pg_stat_jobq$$),
  (183, 'SELECT jobq.metrics_minute', NULL, $$SELECT count(*) FROM jobq.metrics_minute$$),
  (184, 'DELETE jobq.metrics_hour', NULL, $$DELETE FROM jobq.metrics_hour$$);
+-- schedules (issue 17): admin writes, monitor and reader list, worker and
+-- admin tick; 'prv-sched' is made below, each role's own from its name
+INSERT INTO regress_priv_calls VALUES
+ (71, 'schedule', 'jobq_schedule(text,text,text,jsonb,text,text,text,interval,integer,integer,timestamptz,timestamptz,text)',
+     $$SELECT jobq_schedule(replace(current_user::text, '_', '-'), 'prv', '0 0 1 1 *')$$),
+ (72, 'pause_schedule', 'jobq_pause_schedule(text)', $$SELECT jobq_pause_schedule('prv-sched')$$),
+ (73, 'resume_schedule', 'jobq_resume_schedule(text)', $$SELECT jobq_resume_schedule('prv-sched')$$),
+ (74, 'trigger_schedule', 'jobq_trigger_schedule(text)', $$SELECT jobq_trigger_schedule('prv-sched')$$),
+ (75, 'schedules', 'jobq_schedules()', $$SELECT jobq_schedules()$$),
+ (76, 'cron_tick', 'jobq_cron_tick(integer)', $$SELECT jobq_cron_tick()$$),
+ (77, 'unschedule', 'jobq_unschedule(text)', $$SELECT jobq_unschedule('prv-sched-none')$$);
+SELECT jobq_schedule('prv-sched', 'prv', '0 0 1 1 *') IS NOT NULL AS scheduled;
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
@@ -200,6 +212,7 @@ WHERE c.fn IS NOT NULL
 -- the calls that were allowed did their work (as the roles)
 SELECT count(*) AS jobs_enqueued FROM jobq_list('prv');
 SELECT queue FROM jobq_queues() WHERE queue LIKE 'regress-jobq-%';
+SELECT name, paused, last_job_state FROM jobq_schedules() ORDER BY name;
 SELECT max_attempts, paused FROM jobq_queues() WHERE queue = 'prv';
 
 -- the roles themselves have no table privileges, only EXECUTE

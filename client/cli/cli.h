@@ -91,4 +91,8 @@ extern int	cmd_await(void);
 /* metrics.c */
 extern int	cmd_metrics(void);
 
+/* schedules.c */
+extern int	cmd_schedule(void);
+extern int	cmd_schedules(void);
+
 #endif							/* JOBQ_CLI_H */

@@ -50,6 +50,7 @@ enum
 	O_COMPLETED_RETENTION, O_DEAD_RETENTION, O_NOTIFY, O_FORCE, O_JSON,
 	O_WAIT, O_TIMEOUT,
 	O_FROM, O_TO, O_BUCKET, O_PROMETHEUS,	/* metrics.c */
+	O_PRUNE, O_DRY_RUN,	/* schedules.c */
 	O_COUNT
 };
 
@@ -82,6 +83,8 @@ static const struct option longopts[] = {
 	{"to", required_argument, NULL, O_TO},
 	{"bucket", required_argument, NULL, O_BUCKET},
 	{"prometheus", no_argument, NULL, O_PROMETHEUS},
+	{"prune", no_argument, NULL, O_PRUNE},
+	{"dry-run", no_argument, NULL, O_DRY_RUN},
 	{NULL, 0, NULL, 0}
 };
 
@@ -143,7 +146,13 @@ usage(FILE *f)
 			"  queues                   all queues and their settings\n"
 			"  sweep [QUEUE]            requeue expired leases, purge old history\n"
 			"  metrics [QUEUE]          counters and latencies over time  [--from=TIME]\n"
-			"        [--to=TIME] [--bucket=DURATION] | --prometheus\n\n"
+			"        [--to=TIME] [--bucket=DURATION] | --prometheus\n"
+			"  schedules                all schedules: next and last runs, counters\n"
+			"  schedule apply FILE      make the schedules match a crontab-like FILE\n"
+			"        [--prune: also remove those FILE made and no longer has]\n"
+			"        [--dry-run: report what would change, change nothing]\n"
+			"  schedule rm|pause|resume|trigger NAME\n"
+			"                           remove, pause, resume (from now), run now\n\n"
 			"Options:\n"
 			"  -d, --dbname=CONNINFO    database connection string (default: PG* environment)\n"
 			"  -s, --schema=SCHEMA      schema of the jobq functions (default: public)\n"
@@ -1306,6 +1315,8 @@ main(int argc, char **argv)
 		{"queues", cmd_queues},
 		{"sweep", cmd_sweep},
 		{"metrics", cmd_metrics},
+		{"schedule", cmd_schedule},
+		{"schedules", cmd_schedules},
 	};
 	int			c;
 

@@ -667,6 +667,17 @@ int			jobq_cancel(JobqConn *conn, int64_t id);
 int			jobq_purge(JobqConn *conn, const char *queue, const char *state,
 					   int older_than_s, int64_t *n);
 
+/*
+ * jobq_cron_tick: fire the due ticks of up to max_schedules schedules
+ * (-1 = 100; 1 .. JOBQ_CRON_TICK_MAX), in a transaction of its own unless
+ * the caller opened one.  One row per tick handled: schedule, tick, job_id
+ * (NULL unless enqueued), status (enqueued, skipped, failed); caller frees
+ * with jobq_rows_free.  NULL on error; a 0.1.0 server has no schedules
+ * (JOBQ_ERR_SERVER, SQLSTATE 42883).  Role jobq_worker; any number of
+ * callers at once is safe (doc/sql.md, jobq_cron_tick).
+ */
+JobqRows   *jobq_cron_tick(JobqConn *conn, int max_schedules);
+
 /* ----------------------------------------------------------------------
  * Awaiting a job's outcome (roles jobq_producer, jobq_monitor; 0.2.0 SQL)
  * ---------------------------------------------------------------------- */

@@ -88,6 +88,13 @@
 											 * commit (larger ones are read
 											 * from history) */
 
+/* Schedules (recurring jobs) */
+#define JOBQ_SCHEDULE_NAME_MAX 128		/* bytes; the queue names' allow-list */
+#define JOBQ_SCHEDULE_GRACE_MAX_S 2678400	/* 31 days: how late a tick may
+											 * still fire */
+#define JOBQ_CRON_TICK_MAX 1000			/* schedules one jobq_cron_tick call
+										 * handles */
+
 /*
  * 0.1.0's limit on the queues of a waiting claim.  A waiting claim now takes
  * as many queues as any claim (each waiter slot holds JOBQ_CLAIM_QUEUES_MAX
@@ -160,7 +167,10 @@
 	X("await_max", JOBQ_AWAIT_MAX_S, "seconds") \
 	X("await_statement_max", JOBQ_AWAIT_STATEMENT_MAX_S, "seconds") \
 	X("await_many_max", JOBQ_AWAIT_MANY_MAX, "count") \
-	X("await_result_max", JOBQ_AWAIT_RESULT_MAX, "bytes")
+	X("await_result_max", JOBQ_AWAIT_RESULT_MAX, "bytes") \
+	X("schedule_name_max", JOBQ_SCHEDULE_NAME_MAX, "bytes") \
+	X("schedule_grace_max", JOBQ_SCHEDULE_GRACE_MAX_S, "seconds") \
+	X("cron_tick_max", JOBQ_CRON_TICK_MAX, "count")
 
 /*
  * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),

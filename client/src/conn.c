@@ -149,6 +149,8 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	[STMT_STAT_JOBQ] =
 	"SELECT * FROM %s.pg_stat_jobq "
 	"WHERE $1::pg_catalog.text IS NULL OR queue OPERATOR(pg_catalog.=) $1",
+	[STMT_CRON_TICK] =
+	"SELECT t.schedule, t.tick, t.job_id, t.status FROM %s.jobq_cron_tick($1::pg_catalog.int4) AS t",
 };
 
 /*

@@ -76,6 +76,7 @@ typedef enum JobqStmt
 	STMT_AWAIT,					/* 0.2.0 SQL: the procedure jobq_await */
 	STMT_METRICS,				/* 0.2.0 SQL: metrics.c */
 	STMT_STAT_JOBQ,
+	STMT_CRON_TICK,				/* 0.2.0 SQL */
 	STMT__COUNT
 } JobqStmt;
 

@@ -813,6 +813,55 @@ db_sweep(Worker *w)
 }
 
 /*
+ * db_cron_tick
+ *		Fire the schedules that are due (jobq_cron_tick): any number of
+ *		workers and the server's sweeper may, at once; each tick fires
+ *		once.  Logs each job enqueued and each schedule that failed.
+ *		Against a server whose SQL has no schedules (0.1.0), or as a role
+ *		that may not tick, it logs once and stops ticking.
+ */
+DbStatus
+db_cron_tick(Worker *w)
+{
+	JobqRows   *rows;
+
+	if (!w->db.connected)
+		return DB_CONN;
+	rows = jobq_cron_tick(w->db.conn, -1);
+	if (rows == NULL)
+	{
+		DbStatus	st;
+		const char *state = jobq_sqlstate(w->db.conn);
+
+		if (state != NULL && (strcmp(state, "42883") == 0 || strcmp(state, "42501") == 0))
+		{
+			wlog(w, "warning", "not firing schedules: %s", strcmp(state, "42883") == 0 ?
+				 "the server has no jobq_cron_tick (jobq SQL before 0.2.0)" :
+				 "the worker's role may not call jobq_cron_tick (grant it jobq_worker)");
+			w->cron_interval = 0;
+			return DB_OK;
+		}
+		if ((st = failed(w)) == DB_ERROR)
+			wlog(w, "error", "cron tick failed: %s", errtext(w));
+		return st;
+	}
+	for (size_t i = 0; i < jobq_rows_count(rows); i++)
+	{
+		const char *status = jobq_rows_get(rows, i, "status");
+
+		if (status != NULL && strcmp(status, "enqueued") == 0)
+			wlog(w, "info", "schedule %s tick=%s enqueued job=%s",
+				 jobq_rows_get(rows, i, "schedule"), jobq_rows_get(rows, i, "tick"),
+				 jobq_rows_get(rows, i, "job_id"));
+		else if (status != NULL && strcmp(status, "failed") == 0)
+			wlog(w, "warning", "schedule %s failed: see jobq_schedules() last_error",
+				 jobq_rows_get(rows, i, "schedule"));
+	}
+	jobq_rows_free(rows);
+	return DB_OK;
+}
+
+/*
  * db_consume
  *		The socket is readable: take the input, note NOTIFYs.  A closed
  *		socket (the backend was terminated, the server restarted) is found

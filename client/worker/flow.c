@@ -200,6 +200,8 @@ flow_blocking_claim(Worker *w, double now)
 		return false;
 	if (w->sweep_interval > 0 && w->next_sweep - now < wait)
 		wait = w->next_sweep - now;
+	if (w->cron_interval > 0 && w->next_cron - now < wait)
+		wait = w->next_cron - now;
 	if (wait > JOBQ_CLAIM_WAIT_MAX_MS / 1000.0)
 		wait = JOBQ_CLAIM_WAIT_MAX_MS / 1000.0;
 	if (wait < 0.05)

@@ -11,7 +11,7 @@
  *	   are free, one pipelined jobq_complete_and_claim_results that claims
  *	   for them in the same round trip), and start what that claimed;
  *	3. heartbeat: extend the lease of every job we hold that is due;
- *	4. sweep every --sweep-interval;
+ *	4. sweep every --sweep-interval, fire due schedules every --cron-interval;
  *	5. claim more when a slot is free and a NOTIFY arrived, the last claim
  *	   came back full, or the poll interval passed (NOTIFY is a hint,
  *	   polling is the guarantee); a claim asks for the free slots, at most
@@ -210,6 +210,8 @@ poll_timeout(Worker *w, double now)
 	}
 	if (w->db.connected && w->sweep_interval > 0 && !w->db.claiming)
 		NEAR(w->next_sweep);	/* (a waiting claim ends by then) */
+	if (w->db.connected && w->cron_interval > 0 && !w->db.claiming)
+		NEAR(w->next_cron);
 	if (w->db.connected && w->db.claiming)
 		NEAR(w->db.claim_deadline);
 	if (w->stopping)
@@ -253,6 +255,7 @@ run_loop(Worker *w)
 	bool		shutdown_kill_sent = false;
 
 	w->next_sweep = now_mono();
+	w->next_cron = now_mono();
 	for (;;)
 	{
 		double		now = now_mono();
@@ -313,6 +316,11 @@ run_loop(Worker *w)
 			{
 				db_sweep(w);
 				w->next_sweep = now + w->sweep_interval;
+			}
+			if (w->db.connected && !w->db.claiming && w->cron_interval > 0 && now >= w->next_cron)
+			{
+				db_cron_tick(w);
+				w->next_cron = now + w->cron_interval;
 			}
 			flow_start_jobs(w);
 			if (flow_may_claim(w) && (w->want_claim || now >= w->next_poll))

@@ -48,6 +48,8 @@ usage(FILE *f, const char *progname, bool callback)
 			"      --burst                run until the queues are empty, then exit\n"
 			"      --poll-interval=DURATION  claim at least this often (default 5s)\n"
 			"      --sweep-interval=DURATION call jobq_sweep this often (default 30s; 0 = never)\n"
+			"      --cron-interval=DURATION  fire due schedules (jobq_cron_tick) this often\n"
+			"                             (default 1s; 0 = never)\n"
 			"      --wait-mode=MODE       how an idle worker waits: auto (default: blocking\n"
 			"                             claims when the server has jobq preloaded, else\n"
 			"                             LISTEN), blocking, listen or poll\n"
@@ -161,6 +163,7 @@ worker_options(Worker *w, int argc, char **argv)
 		{"burst", no_argument, NULL, 5},
 		{"poll-interval", required_argument, NULL, 6},
 		{"sweep-interval", required_argument, NULL, 7},
+		{"cron-interval", required_argument, NULL, 15},
 		{"no-listen", no_argument, NULL, 8},
 		{"wait-mode", required_argument, NULL, 12},
 		{"schema", required_argument, NULL, 13},
@@ -186,6 +189,7 @@ worker_options(Worker *w, int argc, char **argv)
 	w->schema = "public";
 	w->poll_interval = 5;
 	w->sweep_interval = 30;
+	w->cron_interval = 1;
 	w->db_timeout = 30;
 	w->grace = 30;
 
@@ -288,6 +292,11 @@ worker_options(Worker *w, int argc, char **argv)
 					goto try_help;
 				else
 					w->persistent = (int) v;
+				break;
+			case 15:
+				if (!duration_opt(progname, "--cron-interval", optarg, 0, 86400,
+								  &w->cron_interval))
+					goto try_help;
 				break;
 			case 9:
 				if (!duration_opt(progname, "--grace", optarg, 0, 86400, &w->grace))

@@ -256,6 +256,8 @@ typedef struct Worker
 	const char *schema;
 	double		poll_interval;
 	double		sweep_interval; /* 0 = never */
+	double		cron_interval;	/* 0 = never; also once the server has no
+								 * jobq_cron_tick (SQL 0.1.0) */
 	double		db_timeout;		/* seconds a call waits for an answer */
 	double		grace;
 	bool		log_json;
@@ -284,6 +286,7 @@ typedef struct Worker
 	double		next_poll;
 	double		block_after;	/* monotonic; no idle blocking claim before */
 	double		next_sweep;
+	double		next_cron;
 	bool		stopping;		/* SIGTERM: finish running jobs */
 	double		stop_deadline;
 	bool		got_sigterm;
@@ -364,6 +367,7 @@ extern DbStatus db_complete_many(Worker *w, Ack **acks, int n, int claim_n,
 extern DbStatus db_extend(Worker *w, Job *job, bool *stale, double *lease_left);
 extern DbStatus db_release(Worker *w, Job *job, bool *released);
 extern DbStatus db_sweep(Worker *w);
+extern DbStatus db_cron_tick(Worker *w);
 extern DbStatus db_consume(Worker *w, bool *notified);
 
 #endif							/* JOBQ_WORKER_H */
