@@ -24,6 +24,9 @@ OBJS = \
 	extension/admin.o \
 	extension/inspect.o \
 	extension/list_filter.o \
+	extension/counters.o \
+	extension/live_metrics.o \
+	extension/counts.o \
 	extension/wait.o \
 	extension/relay.o \
 	extension/wake.o \
@@ -87,7 +90,7 @@ include $(PGXS)
 extension/version.o: jobq.control
 # Every object includes jobq.h (and through it the contract header); PGXS
 # tracks no header dependencies without --enable-depend, so say it here.
-$(OBJS): extension/jobq.h extension/jobq_sql.h client/include/jobq-contract.h
+$(OBJS): extension/jobq.h extension/counters.h extension/jobq_sql.h client/include/jobq-contract.h
 extension/schedules.o extension/tick.o: extension/schedules.h extension/cron.h
 extension/cron.o: extension/cron.h
 extension/inspect.o extension/list_filter.o: extension/list_filter.h
@@ -100,6 +103,14 @@ extension/jobq--$(JOBQ_VERSION).sql: $(JOBQ_BASE_SCRIPT) $(JOBQ_UPGRADE_SCRIPTS)
 
 installcheck-upgrade:
 	$(pg_regress_installcheck) $(REGRESS_UPGRADE_OPTS) jobq_upgrade_setup $(REGRESS)
+
+# The isolation specs that need jobq preloaded (the shared-memory counters),
+# on a server of their own (test/run-tests.sh isolation runs both schedules).
+ISOLATION_PRELOAD = $(shell cat test/isolation_preload_schedule)
+EXTRA_CLEAN += tmp_check_iso_preload output_iso_preload
+installcheck-iso-preload:
+	$(pg_isolation_regress_installcheck) --temp-instance=./tmp_check_iso_preload \
+		--temp-config=test/jobq-preload.conf --outputdir=./output_iso_preload $(ISOLATION_PRELOAD)
 
 # The client (libjobq, jobq-worker, jobq) has a plain Makefile of its own.
 # NO_CLIENT=1 builds and installs the extension alone.

@@ -24,6 +24,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "counters.h"
 #include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
@@ -119,12 +120,14 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"  WHERE id = $1 AND token = $2"
 		"  RETURNING *),"
 		" h AS (" COMPLETE_INTO_HISTORY("$4") " RETURNING 1)"
-		" SELECT (SELECT count(*) FROM d), EXISTS (SELECT 1 FROM h)",
+		" SELECT (SELECT count(*) FROM d), EXISTS (SELECT 1 FROM h),"
+		"   (SELECT d.queue FROM d), (SELECT d.claimed_at FROM d)",
 		4, {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID}},
 	/* $1 id, $2 token, $3 whether no queue keeps history */
 	[ST_COMPLETE_PLAIN] = {"complete_plain",
 		"DELETE FROM jobq.jobs j"
-		" WHERE j.id = $1 AND j.token = $2 AND ($3 OR NOT " KEEPS_HISTORY("j.queue") ")",
+		" WHERE j.id = $1 AND j.token = $2 AND ($3 OR NOT " KEEPS_HISTORY("j.queue") ")"
+		" RETURNING j.queue, j.claimed_at",
 		3, {INT8OID, UUIDOID, BOOLOID}},
 	/* $1 ids, $2 tokens, $3 finished_at, $4 results */
 	[ST_COMPLETE_BATCH] = {"complete_batch",
@@ -135,7 +138,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"  WHERE j.id = i.id AND j.token = i.token"
 		"  RETURNING j.*, i.result AS new_result),"
 		" h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")"
-		" SELECT d.id, d.token, " KEEPS_HISTORY("d.queue") " FROM d",
+		" SELECT d.id, d.token, " KEEPS_HISTORY("d.queue") ", d.queue, d.claimed_at FROM d",
 		4, {INT8ARRAYOID, UUIDARRAYOID, TIMESTAMPTZOID, JSONBARRAYOID}},
 	/* $1 ids, $2 tokens, $3 whether no queue keeps history */
 	[ST_COMPLETE_BATCH_PLAIN] = {"complete_batch_plain",
@@ -143,7 +146,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" USING unnest($1, $2) AS i(id, token)"
 		" WHERE j.id = i.id AND j.token = i.token"
 		"   AND ($3 OR NOT " KEEPS_HISTORY("j.queue") ")"
-		" RETURNING j.id, j.token",
+		" RETURNING j.id, j.token, j.queue, j.claimed_at",
 		3, {INT8ARRAYOID, UUIDARRAYOID, BOOLOID}},
 	/* $1 id, $2 token */
 	[ST_ALREADY_COMPLETED] = {"already_completed",
@@ -157,7 +160,8 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"   SELECT queue FROM jobq.jobs WHERE id = $1"
 		"   UNION ALL SELECT queue FROM jobq.history WHERE id = $1"
 		"   LIMIT 1) x"
-		" ON CONFLICT (queue, slot) DO UPDATE SET count = s.count + 1",
+		" ON CONFLICT (queue, slot) DO UPDATE SET count = s.count + 1"
+		" RETURNING s.queue",
 		2, {INT8OID, INT4OID}},
 	/* $1 id, $2 token, $3 run_at or NULL, $4 now, $5 error, $6 cut, $7 permanent */
 	[ST_FAIL_RETRY] = {"fail_retry",
@@ -167,7 +171,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" FROM jobq.queues q"
 		" WHERE j.id = $1 AND j.token = $2"
 		"   AND q.name = j.queue AND NOT $7 AND j.attempt < j.max_attempts"
-		" RETURNING j.queue, NOT q.paused, j.run_at, q.notify",
+		" RETURNING j.queue, NOT q.paused, j.run_at, q.notify, j.claimed_at",
 		7, {INT8OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, BOOLOID, BOOLOID}},
 	/* $1 id, $2 token, $3 now, $4 error, $5 cut */
 	[ST_FAIL_DEAD] = {"fail_dead",
@@ -175,7 +179,8 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"  DELETE FROM jobq.jobs WHERE id = $1 AND token = $2"
 		"  RETURNING *)"
 		" " JOBQ_HISTORY_ROW_SQL("'dead'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$3",
-								 FAIL_ERRORS_SQL("d", "$3", "$4", "$5"), "NULL"),
+								 FAIL_ERRORS_SQL("d", "$3", "$4", "$5"), "NULL")
+		" RETURNING queue, claimed_at",
 		5, {INT8OID, UUIDOID, TIMESTAMPTZOID, TEXTOID, BOOLOID}},
 	/* $1 id, $2 token, $3 now, $4 lease or NULL (the queue's) */
 	[ST_EXTEND] = {"extend",
@@ -254,7 +259,8 @@ count_stale(Datum job_id)
 	args[1] = Int32GetDatum(MyBackendId);
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COUNT_STALE),
 						  args, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_INSERT, "count stale acknowledgement");
+	jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "count stale acknowledgement");
+	jobq_count_rows(JOBQ_EV_STALE_ACK, 1, 0, 0);
 }
 
 /*
@@ -288,7 +294,8 @@ complete_one_plain(Datum *values, bool any_history)
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE_PLAIN),
 						  args, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_DELETE, "complete");
+	jobq_spi_check(rc, SPI_OK_DELETE_RETURNING, "complete");
+	jobq_count_rows(JOBQ_EV_COMPLETED_GONE, 1, 2, jobq_now());
 	return SPI_processed > 0;
 }
 
@@ -309,6 +316,7 @@ complete_one_history(Datum *values, char *nulls, bool *kept)
 	jobq_spi_check(rc, SPI_OK_SELECT, "complete");
 	done = jobq_spi_getint64(0, COL_COMPLETE_COUNT, &isnull) > 0;
 	*kept = jobq_spi_getbool(0, COL_COMPLETE_KEPT, &isnull);
+	jobq_count_completed_rows(3, 4, COL_COMPLETE_KEPT, DatumGetTimestampTz(values[2]));
 	return done;
 }
 
@@ -423,6 +431,7 @@ complete_many_plain(Datum *values, bool any_history, bool *accepted, Datum *id_i
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE_BATCH_PLAIN),
 						  args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_DELETE_RETURNING, "complete batch");
+	jobq_count_rows(JOBQ_EV_COMPLETED_GONE, 3, 4, jobq_now());
 	return mark_accepted(accepted, id_items, token_items, n, NULL);
 }
 
@@ -441,6 +450,7 @@ complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_item
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE_BATCH),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "complete batch");
+	jobq_count_completed_rows(4, 5, COL_BATCH_KEPT, DatumGetTimestampTz(values[2]));
 	return mark_accepted(accepted, id_items, token_items, n, kept);
 }
 
@@ -677,6 +687,7 @@ jobq_fail(PG_FUNCTION_ARGS)
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_FAIL_RETRY),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "fail (retry)");
+	jobq_count_rows(JOBQ_EV_RETRIED, 1, 5, now);
 	if (SPI_processed > 0)
 	{
 		bool		isnull;
@@ -701,7 +712,8 @@ jobq_fail(PG_FUNCTION_ARGS)
 
 		rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_FAIL_DEAD),
 							  dv, dn, false, 0);
-		jobq_spi_check(rc, SPI_OK_INSERT, "fail (dead)");
+		jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "fail (dead)");
+		jobq_count_rows(JOBQ_EV_FAILED_DEAD, 1, 2, now);
 		if (SPI_processed > 0)
 		{
 			outcome = "dead";
@@ -788,6 +800,7 @@ jobq_release(PG_FUNCTION_ARGS)
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_RELEASE),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "release");
+	jobq_count_rows(JOBQ_EV_RELEASED, 1, 0, 0);
 	found = SPI_processed > 0;
 	if (found)
 	{

@@ -17,6 +17,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "counters.h"
 #include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
@@ -84,17 +85,21 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"WITH d AS (DELETE FROM jobq.jobs WHERE id = $1 AND state = 'ready'"
 		"  RETURNING *)"
 		" " JOBQ_HISTORY_ROW_SQL("'cancelled'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$2",
-								 "d.errors", "NULL"),
+								 "d.errors", "NULL")
+		" RETURNING queue",
 		2, {INT8OID, TIMESTAMPTZOID}},
 	[ST_CANCEL_DEAD] = {"cancel_dead",
 		"UPDATE jobq.history SET state = 'cancelled', finished_at = $2"
-		" WHERE id = $1 AND state = 'dead'",
+		" WHERE id = $1 AND state = 'dead'"
+		" RETURNING queue",
 		2, {INT8OID, TIMESTAMPTZOID}},
 	/* $1 queue, $2 finished before, $3 state or NULL (every finished one) */
 	[ST_PURGE] = {"purge",
-		"DELETE FROM jobq.history"
+		"WITH d AS (DELETE FROM jobq.history"
 		" WHERE queue = $1 AND finished_at <= $2"
-		"   AND ($3::text IS NULL OR state = $3::jobq.job_state)",
+		"   AND ($3::text IS NULL OR state = $3::jobq.job_state)"
+		" RETURNING queue, state)"
+		" SELECT (SELECT count(*) FROM d)," JOBQ_FINISHED_COUNTS_SQL("d"),
 		3, {TEXTOID, TIMESTAMPTZOID, TEXTOID}},
 };
 
@@ -114,6 +119,7 @@ run_redrive(SPIPlanPtr plan, Datum *values)
 	uint64		moved;
 
 	jobq_spi_check(rc, SPI_OK_SELECT, "retry");
+	jobq_count_rows(JOBQ_EV_REDRIVEN, 1, 0, 0);
 	moved = SPI_processed;
 	for (uint64 i = 0; i < moved; i++)
 	{
@@ -210,7 +216,8 @@ jobq_cancel(PG_FUNCTION_ARGS)
 	jobq_check_job(values[0], JOBQ_PRIV_ADMIN);
 	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_READY),
 						  values, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_INSERT, "cancel ready job");
+	jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "cancel ready job");
+	jobq_count_rows(JOBQ_EV_CANCELLED_READY, 1, 0, 0);
 	done = SPI_processed > 0;
 	if (done)
 		jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_CANCELLED,
@@ -219,7 +226,8 @@ jobq_cancel(PG_FUNCTION_ARGS)
 	{
 		rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_DEAD),
 							  values, NULL, false, 0);
-		jobq_spi_check(rc, SPI_OK_UPDATE, "cancel dead job");
+		jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "cancel dead job");
+		jobq_count_rows(JOBQ_EV_CANCELLED_DEAD, 1, 0, 0);
 		done = SPI_processed > 0;
 	}
 	jobq_spi_finish();
@@ -292,8 +300,13 @@ jobq_purge(PG_FUNCTION_ARGS)
 	require_queue_exists(queue);
 	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_PURGE),
 						  values, state ? NULL : "  n", false, 0);
-	jobq_spi_check(rc, SPI_OK_DELETE, "purge");
-	purged = (int64) SPI_processed;	/* NB: SPI_finish resets SPI_processed */
+	jobq_spi_check(rc, SPI_OK_SELECT, "purge");
+	{
+		bool		isnull;
+
+		purged = jobq_spi_getint64(0, 1, &isnull);
+	}
+	jobq_count_purged(2, 3, 4);
 	jobq_spi_finish();
 	PG_RETURN_INT64(purged);
 }

@@ -40,6 +40,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "counters.h"
 #include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
@@ -69,11 +70,15 @@ PG_FUNCTION_INFO_V1(jobq_claim_any);
 #define CLAIM_RETURN_SQL \
 	" WHERE j.id = o.id" \
 	" RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token," \
-	"   j.locked_until, j.enqueued_at, o.n"
+	"   j.locked_until, j.enqueued_at, o.n, j.run_at, j.claimed_at"
 
-/* Columns of a claim statement: the 8 of jobq_claim's result, then n */
+/*
+ * Columns of a claim statement: the 8 of jobq_claim's result, then n, then
+ * what the counters need (counters.c): run_at and claimed_at
+ */
 #define CLAIM_RESULT_COLS	8
 #define COL_CLAIM_POSITION	(CLAIM_RESULT_COLS + 1)
+#define CLAIM_COLS			(CLAIM_RESULT_COLS + 3)
 
 /*
  * The statements.  Claims take $1 the queue name (claim_one) or names
@@ -331,12 +336,12 @@ put_claimed_rows(Tuplestorestate *store, TupleDesc desc)
 	uint64		n = SPI_processed;
 	ClaimedRow *rows;
 	int64		last;
-	Datum		values[CLAIM_RESULT_COLS + 1];
-	bool		nulls[CLAIM_RESULT_COLS + 1];
+	Datum		values[CLAIM_COLS];
+	bool		nulls[CLAIM_COLS];
 
-	if (tt->tupdesc->natts != CLAIM_RESULT_COLS + 1 || desc->natts != CLAIM_RESULT_COLS)
+	if (tt->tupdesc->natts != CLAIM_COLS || desc->natts != CLAIM_RESULT_COLS)
 		elog(ERROR, "jobq: claim statement returned %d columns for a result of %d, expected %d and %d",
-			 tt->tupdesc->natts, desc->natts, CLAIM_RESULT_COLS + 1, CLAIM_RESULT_COLS);
+			 tt->tupdesc->natts, desc->natts, CLAIM_COLS, CLAIM_RESULT_COLS);
 	rows = palloc(sizeof(ClaimedRow) * n);
 	for (uint64 i = 0; i < n; i++)
 	{
@@ -351,6 +356,7 @@ put_claimed_rows(Tuplestorestate *store, TupleDesc desc)
 	{
 		heap_deform_tuple(rows[i].tuple, tt->tupdesc, values, nulls);
 		tuplestore_putvalues(store, desc, values, nulls);
+		jobq_count_claim(values[1], values[3], values[7], values[9], values[10]);
 	}
 	last = rows[n - 1].position;
 	pfree(rows);

@@ -23,6 +23,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "counters.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
@@ -214,6 +215,7 @@ announce_ready(EnqueueArgs *args, int64 count)
 {
 	jobq_announce_ready(args->queue, count, args->run_at, args->now,
 						args->settings.notify, args->settings.paused);
+	jobq_count(args->queue, JOBQ_EV_ENQUEUED, count);
 }
 
 /*

@@ -16,6 +16,7 @@
  */
 #include "jobq.h"
 #include "list_filter.h"
+#include "counters.h"
 
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
@@ -118,30 +119,10 @@ enum
 	" ORDER BY s.finished_at DESC, s.id DESC LIMIT $17"
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
-	/* $1 now, $2 queue or NULL (every queue) */
-	[ST_STATS] = {"stats",
-		"SELECT q.name, q.paused,"
-		"  COALESCE(l.ready, 0), COALESCE(l.delayed, 0), COALESCE(l.running, 0),"
-		"  COALESCE(l.expired, 0), COALESCE(h.dead, 0), COALESCE(h.completed, 0),"
-		"  COALESCE(h.cancelled, 0), $1 - l.oldest,"
-		"  COALESCE((SELECT sum(s.count) FROM jobq.stale_acks s"
-		"            WHERE s.queue = q.name), 0)::bigint"
-		" FROM jobq.queues q"
-		" LEFT JOIN LATERAL ("
-		"   SELECT count(*) FILTER (WHERE state = 'ready' AND run_at <= $1) AS ready,"
-		"     count(*) FILTER (WHERE state = 'ready' AND run_at > $1) AS delayed,"
-		"     count(*) FILTER (WHERE state = 'running') AS running,"
-		"     count(*) FILTER (WHERE state = 'running' AND locked_until < $1) AS expired,"
-		"     min(run_at) FILTER (WHERE state = 'ready' AND run_at <= $1) AS oldest"
-		"   FROM jobq.jobs j WHERE j.queue = q.name) l ON true"
-		" LEFT JOIN LATERAL ("
-		"   SELECT count(*) FILTER (WHERE state = 'dead') AS dead,"
-		"     count(*) FILTER (WHERE state = 'completed') AS completed,"
-		"     count(*) FILTER (WHERE state = 'cancelled') AS cancelled"
-		"   FROM jobq.history h WHERE h.queue = q.name) h ON true"
-		" WHERE $2::text IS NULL OR q.name = $2"
-		" ORDER BY q.name",
-		2, {TIMESTAMPTZOID, TEXTOID}},
+	/* $1 queue: its refused acks, summed over the backends' slots */
+	[ST_STATS] = {"stats_stale_acks",
+		"SELECT COALESCE(sum(s.count), 0)::bigint FROM jobq.stale_acks s WHERE s.queue = $1",
+		1, {TEXTOID}},
 	/* $1 id, $2 whether the caller reads payloads, results and errors */
 	[ST_JOB] = {"job",
 		"SELECT id, queue, state::text, CASE WHEN $2 THEN payload END, priority::integer,"
@@ -209,36 +190,46 @@ require_inspect(text *queue)
 /*
  * jobq_stats(queue) -> setof (queue, paused, ready, delayed, running,
  *		expired, dead, completed, cancelled, oldest_ready_age, stale_acks)
- *	  One row per queue the caller may inspect, or for the named one.
- *	  Counts are exact, so cost grows with the number of jobs: fine for a
- *	  dashboard refresh, not for a hot loop.
+ *	  One row per queue the caller may inspect, or for the named one: the
+ *	  counts of jobq_counts (counts.c, which says when they are capped),
+ *	  in the columns of 0.1.0, and the refused acks.
  */
 Datum
 jobq_stats(PG_FUNCTION_ARGS)
 {
-	Datum		values[2];
-	char		nulls[2] = {' ', ' '};
+	text	   *queue = PG_ARGISNULL(0) ? NULL : jobq_queue_arg(fcinfo, 0);
 	TupleDesc	desc;
 	Tuplestorestate *store;
-	int			rc;
-
-	values[0] = TimestampTzGetDatum(jobq_now());
-	values[1] = (Datum) 0;
-	nulls[1] = 'n';
-	if (!PG_ARGISNULL(0))
-	{
-		values[1] = PointerGetDatum(jobq_queue_arg(fcinfo, 0));
-		nulls[1] = ' ';
-	}
+	JobqQueueCounts *counts;
+	int			n;
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
-	if (nulls[1] == ' ')
-		require_inspect(DatumGetTextPP(values[1]));
-	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_STATS),
-						  values, nulls, true, 0);
-	jobq_spi_check(rc, SPI_OK_SELECT, "stats");
-	jobq_srf_put_spi_allowed(store, desc, 1, JOBQ_PRIV_INSPECT, false);
+	counts = jobq_counts_collect(queue, &n);
+	for (int i = 0; i < n; i++)
+	{
+		JobqQueueCounts *c = &counts[i];
+		Datum		v[11];
+		bool		nulls[11] = {false};
+		bool		isnull;
+		int			rc;
+
+		v[0] = CStringGetTextDatum(c->queue);
+		rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_STATS), v, NULL, true, 1);
+		jobq_spi_check(rc, SPI_OK_SELECT, "stats");
+		v[10] = Int64GetDatum(jobq_spi_getint64(0, 1, &isnull));
+		v[1] = BoolGetDatum(c->paused);
+		v[2] = Int64GetDatum(c->ready);
+		v[3] = Int64GetDatum(c->delayed);
+		v[4] = Int64GetDatum(c->running);
+		v[5] = Int64GetDatum(c->expired);
+		v[6] = Int64GetDatum(c->dead);
+		v[7] = Int64GetDatum(c->completed);
+		v[8] = Int64GetDatum(c->cancelled);
+		v[9] = c->has_oldest ? IntervalPGetDatum(jobq_counts_age(c)) : (Datum) 0;
+		nulls[9] = !c->has_oldest;
+		tuplestore_putvalues(store, desc, v, nulls);
+	}
 	jobq_spi_finish();
 	return (Datum) 0;
 }

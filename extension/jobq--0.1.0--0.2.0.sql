@@ -812,6 +812,58 @@ COMMENT ON FUNCTION @extschema@.jobq_cron_tick(integer) IS
 
 
 /* ========================================================================
+ * Counts without scans and the live metrics (issue 14: counts, and the
+ * live half of metrics over time).
+ *
+ * jobq_counts(queue): jobs per state from commit-time counters in shared
+ * memory (extension/counters.c), or without preload from exact live counts
+ * and capped index counts of history (extension/counts.c); exact says
+ * which.  jobq_counts_reconcile(queue): rebuild the counters now (the
+ * sweeper does it after a start and every jobq.counts_reconcile_interval).
+ * jobq._metrics_live(queue): the live one-second buckets of the last ten
+ * minutes (extension/live_metrics.c), internal: what the stored metrics
+ * read.  None of them writes a table.
+ * ======================================================================== */
+
+CREATE FUNCTION @extschema@.jobq_counts(queue text DEFAULT NULL)
+RETURNS TABLE (queue text, paused boolean, ready bigint, delayed bigint, running bigint,
+               expired bigint, completed bigint, dead bigint, cancelled bigint,
+               oldest_ready_age interval, exact boolean, as_of timestamptz)
+AS 'MODULE_PATHNAME', 'jobq_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_counts_reconcile(queue text DEFAULT NULL)
+RETURNS TABLE (queue text, exact boolean, drift bigint)
+AS 'MODULE_PATHNAME', 'jobq_counts_reconcile'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION jobq._metrics_live(queue text DEFAULT NULL)
+RETURNS TABLE (queue text, second timestamptz, counters bigint[], wait_hist integer[],
+               run_hist integer[])
+AS 'MODULE_PATHNAME', 'jobq_metrics_live'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_counts(text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_counts_reconcile(text) OWNER TO jobq_owner;
+ALTER FUNCTION jobq._metrics_live(text) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_counts(text), @extschema@.jobq_counts_reconcile(text),
+    jobq._metrics_live(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_counts(text)
+TO jobq_producer, jobq_monitor, jobq_reader;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_counts_reconcile(text) TO jobq_admin;
+
+COMMENT ON FUNCTION @extschema@.jobq_counts(text) IS
+    'Counts the jobs of each queue by state at a cost independent of history; exact says whether every number is exact.';
+COMMENT ON FUNCTION @extschema@.jobq_counts_reconcile(text) IS
+    'Rebuilds the shared-memory counts of one queue or all from the tables and returns how far they had drifted.';
+COMMENT ON FUNCTION jobq._metrics_live(text) IS
+    'Internal: the live one-second metric buckets of the last ten minutes, for the stored metrics.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

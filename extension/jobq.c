@@ -20,6 +20,7 @@
  */
 #include "jobq.h"
 #include "list_filter.h"
+#include "counters.h"
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -58,6 +59,8 @@ jobq_shmem_request(void)
 	/* the awaited ids (await_slots.c), and their handover area's tranche */
 	RequestAddinShmemSpace(jobq_await_shmem_size());
 	RequestNamedLWLockTranche("jobq await", 1);
+	RequestAddinShmemSpace(jobq_counters_shmem_size());
+	RequestNamedLWLockTranche(JOBQ_COUNTERS_TRANCHE, jobq_counters_lwlocks());
 }
 
 /*
@@ -72,6 +75,7 @@ jobq_shmem_startup(void)
 	jobq_wait_shmem_init();
 	jobq_relay_shmem_init();
 	jobq_await_shmem_init();
+	jobq_counters_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -155,12 +159,29 @@ _PG_init(void)
 								PGC_POSTMASTER, GUC_UNIT_KB,
 								NULL, NULL, NULL);
 
+		DefineCustomIntVariable("jobq.max_tracked_queues",
+								"Queues whose counts and live metrics shared memory keeps.",
+								"Queues beyond it are counted from the tables (exact = false).",
+								&jobq_max_tracked_queues,
+								1024, 16, 1000000,
+								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
+
+		DefineCustomIntVariable("jobq.counts_reconcile_interval",
+								"How often the sweeper rebuilds each queue's counts from the tables.",
+								"0 rebuilds only counts that are not exact.",
+								&jobq_counts_reconcile_interval_s,
+								3600, 0, 7 * 86400,
+								PGC_SIGHUP, GUC_UNIT_S,
+								NULL, NULL, NULL);
+
 		prev_shmem_request_hook = shmem_request_hook;
 		shmem_request_hook = jobq_shmem_request;
 		prev_shmem_startup_hook = shmem_startup_hook;
 		shmem_startup_hook = jobq_shmem_startup;
 		jobq_wake_register_callbacks();
 		jobq_await_register_callbacks();
+		jobq_counters_register_callbacks();
 		jobq_register_sweepers();
 	}
 

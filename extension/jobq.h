@@ -160,6 +160,7 @@ extern void jobq_lock_queue_name(text *queue, int mode);
 extern void jobq_sweep_run(text *queue, int64 max_rows, int64 *out);
 extern List *jobq_sweeper_database_list(void);
 extern void jobq_register_sweepers(void);
+extern int	jobq_counts_reconcile_due(void);	/* counts.c */
 
 /*
  * spi.c: the statements of each file, declared as data (a table indexed by
@@ -206,6 +207,8 @@ extern const JobqStatements jobq_ack_statements;
 extern const JobqStatements jobq_admin_statements;
 extern const JobqStatements jobq_await_statements;
 extern const JobqStatements jobq_claim_statements;
+extern const JobqStatements jobq_counters_statements;	/* counters.h */
+extern const JobqStatements jobq_counts_statements;
 extern const JobqStatements jobq_enqueue_statements;
 extern const JobqStatements jobq_grants_statements;
 extern const JobqStatements jobq_inspect_statements;

@@ -87,4 +87,16 @@
 	"   pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt', " ATT ", 'at', " AT \
 	"   , 'error', " MSG ", 'truncated', " TRUNC "))) AS x(e))"
 
+/*
+ * JOBQ_FINISHED_COUNTS_SQL: for CTE (deleted history rows with queue and
+ * state), three columns: the queues, states (as text) and counts of the
+ * deleted rows per (queue, state), parallel arrays (counters.c,
+ * jobq_count_purged).
+ */
+#define JOBQ_FINISHED_COUNTS_SQL(CTE) \
+	" g.queues, g.states, g.counts FROM (" \
+	"  SELECT pg_catalog.array_agg(c.queue) AS queues, pg_catalog.array_agg(c.state::text) AS states," \
+	"    pg_catalog.array_agg(c.n) AS counts" \
+	"  FROM (SELECT queue, state, count(*) AS n FROM " CTE " GROUP BY queue, state) c) g"
+
 #endif							/* JOBQ_SQL_H */

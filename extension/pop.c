@@ -30,6 +30,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "counters.h"
 #include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
@@ -123,6 +124,7 @@ jobq_pop(PG_FUNCTION_ARGS)
 		jobq_await_note(jobq_spi_getint64(r, 1, &isnull), JOBQ_AWAIT_COMPLETED,
 						DatumGetTimestampTz(values[1]), NULL);
 	}
+	jobq_count_rows(settings.keeps_completed ? JOBQ_EV_POPPED_KEPT : JOBQ_EV_POPPED, 2, 0, 0);
 	jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();
 	return (Datum) 0;

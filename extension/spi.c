@@ -46,6 +46,8 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_admin_statements,
 	&jobq_await_statements,
 	&jobq_claim_statements,
+	&jobq_counters_statements,
+	&jobq_counts_statements,
 	&jobq_enqueue_statements,
 	&jobq_grants_statements,
 	&jobq_inspect_statements,

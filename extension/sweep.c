@@ -27,6 +27,7 @@
  */
 #include "jobq.h"
 #include "jobq_sql.h"
+#include "counters.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
@@ -71,7 +72,10 @@ enum
 #define COL_EXPIRE_DEAD		2
 #define COL_EXPIRE_QUEUES	3
 #define COL_EXPIRE_COUNTS	4
+#define COL_EXPIRE_DEAD_QUEUES	5
+#define COL_EXPIRE_DEAD_COUNTS	6
 #define COL_PURGE_PURGED	1
+#define COL_PURGE_QUEUES	2	/* and states, counts: JOBQ_FINISHED_COUNTS_SQL */
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_EXPIRE] = {"expire",
@@ -99,10 +103,12 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 							 EXPIRED_ERRORS_SQL("d"), "NULL")
 		")"
 		" SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d),"
-		"   g.queues, g.counts"
+		"   g.queues, g.counts, gd.queues, gd.counts"
 		" FROM (SELECT pg_catalog.array_agg(r.queue ORDER BY r.queue) AS queues,"
 		"   pg_catalog.array_agg(r.n ORDER BY r.queue) AS counts"
-		"   FROM (SELECT r.queue, count(*) AS n FROM r GROUP BY r.queue) r) g",
+		"   FROM (SELECT r.queue, count(*) AS n FROM r GROUP BY r.queue) r) g,"
+		"  (SELECT pg_catalog.array_agg(d.queue) AS queues, pg_catalog.array_agg(d.n) AS counts"
+		"   FROM (SELECT d.queue, count(*) AS n FROM d GROUP BY d.queue) d) gd",
 		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
 	[ST_PURGE_HISTORY] = {"purge_history",
 		"WITH p AS ("
@@ -113,8 +119,8 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		PURGE_PROBE_SQL("dead", "dead_retention")
 		"  LIMIT $3),"
 		" del AS (DELETE FROM jobq.history h"
-		"   WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING 1)"
-		" SELECT count(*) FROM del",
+		"   WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING h.queue, h.state)"
+		" SELECT (SELECT count(*) FROM del)," JOBQ_FINISHED_COUNTS_SQL("del"),
 		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
 };
 
@@ -191,11 +197,14 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 		note_requeued();
 	if (out[0] + out[1] > 0)
 		jobq_await_recheck_all();	/* attempts ended; awaiters re-read */
+	jobq_count_arrays(JOBQ_EV_EXPIRED_RETRIED, COL_EXPIRE_QUEUES, COL_EXPIRE_COUNTS);
+	jobq_count_arrays(JOBQ_EV_EXPIRED_DEAD, COL_EXPIRE_DEAD_QUEUES, COL_EXPIRE_DEAD_COUNTS);
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_sweep_statements, ST_PURGE_HISTORY),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "purge history");
 	out[2] = jobq_spi_getint64(0, COL_PURGE_PURGED, &isnull);
+	jobq_count_purged(COL_PURGE_QUEUES, COL_PURGE_QUEUES + 1, COL_PURGE_QUEUES + 2);
 
 }
 

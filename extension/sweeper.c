@@ -254,6 +254,29 @@ tick_step(MemoryContext context)
 }
 
 /*
+ * counts_step
+ *	  Rebuild the counts that are due (counts.c), in a transaction of
+ *	  their own.
+ */
+static void
+counts_step(MemoryContext context)
+{
+	MemoryContextReset(context);
+	MemoryContextSwitchTo(context);
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	jobq_spi_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "jobq counts reconcile");
+	if (extension_installed())
+		(void) jobq_counts_reconcile_due();
+	jobq_spi_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
  * jobq_sweeper_main
  *	  Entry point of the background worker; main_arg is the index of its
  *	  database in jobq.sweeper_databases.
@@ -310,6 +333,8 @@ jobq_sweeper_main(Datum main_arg)
 		{
 			if (!RecoveryInProgress())
 				run_guarded(sweep_step, pass_context);
+			if (!RecoveryInProgress())
+				run_guarded(counts_step, pass_context);
 			now = GetCurrentTimestamp();
 			next_sweep = TimestampTzPlusMilliseconds(now, jobq_sweep_interval_ms);
 			/* schedules made or changed meanwhile: read them after every pass */

@@ -95,15 +95,15 @@ SELECT count(*) AS shadow_calls FROM regress_side_effects;
 SELECT jobq_drop_queue('hostile', force => true);
 -- the reinstalled objects pass the X4 audit again (every function but
 -- jobq_wait_stats, jobq_await_status, jobq_limits, jobq_server_version,
--- jobq._statement, jobq_cron_next and the trigger function queues_changed,
--- which touch no jobq table, is SECURITY DEFINER; the procedure jobq_await
--- may not be, nor have a SET clause, since it commits: its C sets both per
--- statement)
+-- jobq._statement, jobq_cron_next, jobq._metrics_live and the trigger
+-- function queues_changed, which touch no jobq table, is SECURITY DEFINER;
+-- the procedure jobq_await may not be, nor have a SET clause, since it
+-- commits: its C sets both per statement)
 SELECT count(*) AS functions,
        count(*) FILTER (WHERE (p.prosecdef OR p.proname IN ('jobq_wait_stats', 'jobq_limits',
                                                             'jobq_server_version', '_statement',
                                                             'jobq_cron_next', 'queues_changed',
-                                                            'jobq_await_status'))
+                                                            'jobq_await_status', '_metrics_live'))
                         AND pg_get_userbyid(p.proowner) = 'jobq_owner'
                         AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
                         AND NOT has_function_privilege('public', p.oid, 'EXECUTE')

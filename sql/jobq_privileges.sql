@@ -150,6 +150,12 @@ INSERT INTO regress_priv_calls VALUES
  (76, 'cron_tick', 'jobq_cron_tick(integer)', $$SELECT jobq_cron_tick()$$),
  (77, 'unschedule', 'jobq_unschedule(text)', $$SELECT jobq_unschedule('prv-sched-none')$$);
 SELECT jobq_schedule('prv-sched', 'prv', '0 0 1 1 *') IS NOT NULL AS scheduled;
+-- counts (issue 14): who may read jobq_stats, and jobq_reader; the rebuild
+-- is admin's; the live metrics are internal
+INSERT INTO regress_priv_calls VALUES
+ (140, 'counts', 'jobq_counts(text)', $$SELECT jobq_counts('prv')$$),
+ (141, 'counts_reconcile', 'jobq_counts_reconcile(text)', $$SELECT jobq_counts_reconcile('prv')$$),
+ (142, '_metrics_live', 'jobq._metrics_live(text)', $$SELECT jobq._metrics_live('prv')$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

@@ -77,11 +77,11 @@ run_suite() {
 		echo "-- $name: FAILED"
 		failed_suites+=("$name")
 		for f in "$work"/regression.diffs "$work"/output_iso/regression.diffs \
-			"$work"/output_upgrade/regression.diffs; do
+			"$work"/output_upgrade/regression.diffs "$work"/output_iso_preload/regression.diffs; do
 			[ -s "$f" ] && { echo "---- $f"; cat "$f"; }
 		done
 		rm -f "$work"/regression.diffs "$work"/output_iso/regression.diffs \
-			"$work"/output_upgrade/regression.diffs
+			"$work"/output_upgrade/regression.diffs "$work"/output_iso_preload/regression.diffs
 		grep -q 'FAILED\|Failed' "$log" || failed=$((failed + 1))
 	fi
 	count_tests "$log"
@@ -94,7 +94,9 @@ for s in "${suites[@]}"; do
 		# the same suite on a catalog created at 0.1.0 and updated
 		run_suite regress-upgrade make -C "$work" -s installcheck-upgrade NO_CLIENT=1 ;;
 	isolation)
-		run_suite isolation make -C "$work" -s installcheck NO_CLIENT=1 REGRESS= TAP_TESTS= ;;
+		run_suite isolation make -C "$work" -s installcheck NO_CLIENT=1 REGRESS= TAP_TESTS=
+		# the specs that need jobq preloaded, on a preloaded server
+		run_suite isolation-preload make -C "$work" -s installcheck-iso-preload NO_CLIENT=1 ;;
 	client)
 		if [ -x "$work/client/test/run.sh" ]; then
 			dsn=$("$work/test/devdb.sh" start "citest-$$" 55$((RANDOM % 90 + 10)))
