@@ -59,7 +59,8 @@ MODES = {
                   waiters=10, waiter_seconds=1, horizon_seconds=2, horizon_wait=10,
                   backlogs=[10000], scale_drain=200, history_rows=0,
                   soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1, persistent_jobs=200,
-                  instr=dict(enqueue=(20, 120), cycle1=(5, 25), cycle100=(1, 3))),
+                  instr=dict(enqueue=(20, 120), cycle1=(5, 25), cycle100=(1, 3)),
+                  counts_history=10000),
     'quick': dict(reps=3, clients=[1, 16], drain_clients=[4], enq_seconds=1,
                   enq_impls=['ref', 'min', 'jobq', 'jobq-nonotify'],
                   enq_batches=10, drain_single=1500, drain_batch=12000,
@@ -68,7 +69,8 @@ MODES = {
                   waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
                   backlogs=[10000, 100000], scale_drain=800, history_rows=0,
                   soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1, persistent_jobs=5000,
-                  instr=dict(enqueue=(100, 1000), cycle1=(10, 110), cycle100=(1, 11))),
+                  instr=dict(enqueue=(100, 1000), cycle1=(10, 110), cycle100=(1, 11)),
+                  counts_history=200000),
     'full': dict(reps=3, clients=[1, 4, 16], drain_clients=[1, 4, 16], enq_seconds=10,
                  enq_impls=['ref', 'min', 'jobq', 'driver', 'jobq-nonotify'],
                  enq_batches=100, drain_single=100000, drain_batch=100000,
@@ -78,10 +80,41 @@ MODES = {
                  backlogs=[10000, 100000, 1000000], scale_drain=5000,
                  history_rows=1000000, soak_seconds=300, worker_jobs=5000,
                  worker_conc=[4, 16], worker_reps=3, persistent_jobs=50000,
-                 instr=dict(enqueue=(200, 2000), cycle1=(20, 220), cycle100=(2, 22))),
+                 instr=dict(enqueue=(200, 2000), cycle1=(20, 220), cycle100=(2, 22)),
+                 counts_history=10000000),
 }
 
 PAYLOAD_SQL = "jsonb_build_object('to', 'user@example.com', 'n', g)"
+
+# jobq_stats('bench') as 0.1.0 (and 0.2.0 before issue 14) ran it, inline:
+# exact count(*) FILTER over the live table and the whole history of the
+# queue (extension/inspect.c at 4bd9b45), for the counts figures.
+OLD_STATS_SQL = (
+    "SELECT q.name, q.paused,"
+    "  COALESCE(l.ready, 0), COALESCE(l.delayed, 0), COALESCE(l.running, 0),"
+    "  COALESCE(l.expired, 0), COALESCE(h.dead, 0), COALESCE(h.completed, 0),"
+    "  COALESCE(h.cancelled, 0), clock_timestamp() - l.oldest,"
+    "  COALESCE((SELECT sum(s.count) FROM jobq.stale_acks s"
+    "            WHERE s.queue = q.name), 0)::bigint"
+    " FROM jobq.queues q"
+    " LEFT JOIN LATERAL ("
+    "   SELECT count(*) FILTER (WHERE state = 'ready' AND run_at <= clock_timestamp()) AS ready,"
+    "     count(*) FILTER (WHERE state = 'ready' AND run_at > clock_timestamp()) AS delayed,"
+    "     count(*) FILTER (WHERE state = 'running') AS running,"
+    "     count(*) FILTER (WHERE state = 'running' AND locked_until < clock_timestamp()) AS expired,"
+    "     min(run_at) FILTER (WHERE state = 'ready' AND run_at <= clock_timestamp()) AS oldest"
+    "   FROM jobq.jobs j WHERE j.queue = q.name) l ON true"
+    " LEFT JOIN LATERAL ("
+    "   SELECT count(*) FILTER (WHERE state = 'dead') AS dead,"
+    "     count(*) FILTER (WHERE state = 'completed') AS completed,"
+    "     count(*) FILTER (WHERE state = 'cancelled') AS cancelled"
+    "   FROM jobq.history h WHERE h.queue = q.name) h ON true"
+    " WHERE q.name = 'bench'")
+
+# The calls the counts figures time (bench_counts), by name
+COUNTS_CALLS = [('jobq_counts', "SELECT * FROM jobq_counts('bench')"),
+                ('jobq_stats', "SELECT * FROM jobq_stats('bench')"),
+                ('jobq_stats 0.1.0', OLD_STATS_SQL)]
 
 # Instructions per operation (bench_instructions).  Each operation is a
 # PL/pgSQL procedure per side looping over the statements of the pgbench
@@ -335,6 +368,8 @@ class Bench:
         self.m = dict(MODES[args.mode])
         if args.reps:
             self.m['reps'] = args.reps
+        if getattr(args, 'counts_history', 0):
+            self.m['counts_history'] = args.counts_history
         if args.soak_seconds is not None:
             self.m['soak_seconds'] = args.soak_seconds
         self.c = cluster
@@ -839,6 +874,40 @@ class Bench:
             before = int(self.c.sqls(*fill(backlog - after), f'SELECT count(*) FROM '
                                      f'{"bench_ref.jobs" if impl == "ref" else "jobq.jobs"}'))
 
+    # -- counts -------------------------------------------------------------
+    def bench_counts(self):
+        """Milliseconds per call of jobq_counts, jobq_stats and the 0.1.0
+        jobq_stats statement for queue 'bench' with 10,000 ready jobs and no
+        history, then with counts_history rows of history (vacuumed, and
+        the counters rebuilt).  Each figure: calls in a PL/pgSQL loop for
+        about a second, at least 3."""
+        n = self.m['counts_history']
+        log(f'== counts (history {n:,} rows)')
+        self.guard('counts', self._counts, n)
+
+    def _counts(self, n):
+        self.reset('1 day')
+        self.fill_jobq(10000)
+        self.c.sql('CREATE OR REPLACE FUNCTION public.bench_ms(stmt text, n int) RETURNS float8'
+                   ' LANGUAGE plpgsql AS $$DECLARE t0 timestamptz := clock_timestamp(); BEGIN'
+                   ' FOR i IN 1..n LOOP EXECUTE stmt; END LOOP;'
+                   ' RETURN extract(epoch FROM clock_timestamp() - t0) * 1000 / n; END$$;'
+                   ' SELECT 1')  # a session of its own per call: not pg_temp
+        for rows in (0, n):
+            if rows:
+                self.c.sql(self.history_sql(rows))
+            self.c.sqls('VACUUM ANALYZE jobq.jobs', 'VACUUM ANALYZE jobq.history',
+                        "SELECT count(*) FROM jobq_counts_reconcile('bench')")
+            exact = self.c.sql("SELECT exact FROM jobq_counts('bench')")
+            for name, stmt in COUNTS_CALLS:
+                q = stmt.replace("'", "''")
+                for rep in range(self.m['reps']):
+                    one = float(self.c.sql(f"SELECT public.bench_ms('{q}', 1)"))
+                    calls = max(3, min(1000, int(1000 / max(one, 0.001))))
+                    ms = float(self.c.sql(f"SELECT public.bench_ms('{q}', {calls})"))
+                    self.record(f'counts/{name}/history{rows}', ms, 'ms/call', calls=calls,
+                                exact=exact)
+
     # -- (5) soak -----------------------------------------------------------
     def bench_soak(self):
         S = self.m['soak_seconds']
@@ -1325,6 +1394,26 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
           f'{bench.m["history_rows"]:,} rows of history {cell(h1)} jobs/s: {fmt(ratio)}×.\n')
     w('')
 
+    # counts
+    n = bench.m.get('counts_history', 0)
+    if any(k.startswith('counts/') for k in R):
+        w('## Counts: cost per call against the size of history\n')
+        w(f'Queue `bench` with 10,000 ready jobs, then with {n:,} rows of completed history '
+          '(vacuumed, counters rebuilt). Milliseconds per call, in a PL/pgSQL loop of about a '
+          'second; "jobq_stats 0.1.0" is the statement jobq_stats ran before issue 14 (exact '
+          'counts over the live table and the whole history), inline. Regenerate alone with '
+          '`bench/run.sh --only counts` (`--counts-history N` for another size).\n')
+        w(f'| call | no history | {n:,} rows of history | ratio | target | |')
+        w('|---|---:|---:|---:|---|---|')
+        for name, _ in COUNTS_CALLS:
+            h0 = best(R, f'counts/{name}/history0', False)
+            h1 = best(R, f'counts/{name}/history{n}', False)
+            ratio = h1['best'] / h0['best'] if h0 and h1 and h0['best'] else None
+            tgt = '≤ 2×' if name == 'jobq_counts' else ''
+            met = ('met' if ratio <= 2 else 'MISSED') if (tgt and ratio is not None) else ''
+            w(f'| {name} | {cell(h0)} | {cell(h1)} | {fmt(ratio)}× | {tgt} | {met} |')
+        w('')
+
     # latency
     w('## Latency: enqueue commit → handler start\n')
     w(f'Idle workers (4), {bench.m["lat_jobs"]} jobs enqueued one per transaction about 5 ms apart. '
@@ -1530,7 +1619,9 @@ def main():
     p.add_argument('--reps', type=int, default=0, help='runs per figure (default 3)')
     p.add_argument('--soak-seconds', type=int, default=None)
     p.add_argument('--port', type=int, default=5496)
-    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,horizon,scale,soak,worker,persistent,profile,instr')
+    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,horizon,scale,soak,worker,persistent,profile,counts,instr')
+    p.add_argument('--counts-history', type=int, default=0,
+                   help='rows of history for the counts figures (default: the mode\'s, 10M in full)')
     p.add_argument('--output', default=None, help='report path (default bench/RESULTS.md)')
     p.add_argument('--keep', action='store_true', help='keep the cluster directory')
     p.add_argument('--report-only', metavar='JSON', default=None,
@@ -1592,6 +1683,7 @@ def main():
                  ('soak', bench.bench_soak), ('worker', bench.bench_worker),
                  ('persistent', bench.bench_persistent),
                  ('profile', bench.profile),
+                 ('counts', bench.bench_counts),
                  # last: it stops and restarts the cluster
                  ('instr', bench.bench_instructions)]
         for name, fn in steps:

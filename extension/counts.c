@@ -45,8 +45,10 @@ PG_FUNCTION_INFO_V1(jobq_counts_reconcile);
  *
  * split: p walks the distinct priorities of the queue's ready jobs along
  * jobs_claim_idx (queue, priority, run_at, id), one probe each; per
- * priority the delayed and ready-now jobs are index ranges, counted up to
- * the cap, and the oldest run_at is the first entry.
+ * priority the delayed jobs are an index range, counted up to the cap,
+ * and the oldest run_at is the first entry.  Delayed jobs are usually the
+ * fewer: the ready-now ones are counted (split_ready) only when the
+ * delayed reach the cap.
  *
  * history: the ORDER BY of the index's columns keeps the plan on
  * history_queue_state_idx even when one queue holds most of history
@@ -79,6 +81,7 @@ enum
 {
 	ST_QUEUES,
 	ST_SPLIT,
+	ST_SPLIT_READY,
 	ST_LIVE,
 	ST_HISTORY,
 	NUM_STATEMENTS
@@ -90,14 +93,18 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"SELECT name, paused, created_at FROM jobq.queues"
 		" WHERE $1::text IS NULL OR name = $1 ORDER BY name",
 		1, {TEXTOID}},
-	/* delayed, ready (each capped), oldest run_at of a ready job, expired (capped) */
+	/* delayed (capped), oldest run_at of a ready job, expired (capped) */
 	[ST_SPLIT] = {"counts_split",
 		PRIORITIES_SQL
-		" SELECT " SPLIT_COUNT_SQL(">") ", " SPLIT_COUNT_SQL("<=") ","
+		" SELECT " SPLIT_COUNT_SQL(">") ","
 		"  (SELECT min(o.run_at) FROM ps CROSS JOIN LATERAL ("
 		"     SELECT j.run_at FROM jobq.jobs j WHERE j.queue = $1 AND j.state = 'ready'"
 		"     AND j.priority = ps.priority ORDER BY j.run_at LIMIT 1) o),"
 		"  " EXPIRED_CAPPED_SQL,
+		2, {TEXTOID, TIMESTAMPTZOID}},
+	/* ready now (capped): only when delayed reached its cap */
+	[ST_SPLIT_READY] = {"counts_split_ready",
+		PRIORITIES_SQL " SELECT " SPLIT_COUNT_SQL("<="),
 		2, {TEXTOID, TIMESTAMPTZOID}},
 	/* exact live counts: ready, delayed, running, expired, oldest ready run_at */
 	[ST_LIVE] = {"counts_live",
@@ -161,20 +168,26 @@ count_from_counters(text *queue, const JobqCountsSnapshot *snap, TimestampTz now
 	rc = SPI_execute_plan(jobq_plan(&jobq_counts_statements, ST_SPLIT), args, NULL, true, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "count ready and delayed jobs");
 	delayed = col_int64(1);
-	ready = col_int64(2);
-	oldest_from(3, now, c);
-	c->expired = col_int64(4);
+	oldest_from(2, now, c);
+	c->expired = col_int64(3);
 	c->exact = true;
 	/* ready + delayed is exact; the side under the cap is too */
 	if (delayed < SPLIT_CAP)
 		ready = Max(pending - delayed, 0);
-	else if (ready < SPLIT_CAP)
-		delayed = Max(pending - ready, 0);
 	else
 	{
-		delayed = SPLIT_CAP;
-		ready = Max(pending - SPLIT_CAP, 0);
-		c->exact = false;
+		rc = SPI_execute_plan(jobq_plan(&jobq_counts_statements, ST_SPLIT_READY), args, NULL,
+							  true, 1);
+		jobq_spi_check(rc, SPI_OK_SELECT, "count ready jobs");
+		ready = col_int64(1);
+		if (ready < SPLIT_CAP)
+			delayed = Max(pending - ready, 0);
+		else
+		{
+			delayed = SPLIT_CAP;
+			ready = Max(pending - SPLIT_CAP, 0);
+			c->exact = false;
+		}
 	}
 	c->ready = ready;
 	c->delayed = delayed;
