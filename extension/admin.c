@@ -248,7 +248,8 @@ jobq_cancel_if_ready(Datum id)
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_READY),
 						  values, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_INSERT, "cancel ready job");
+	jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "cancel ready job");
+	jobq_count_rows(JOBQ_EV_CANCELLED_READY, 1, 0, 0);
 	if (SPI_processed == 0)
 		return false;
 	jobq_await_note(DatumGetInt64(id), JOBQ_AWAIT_CANCELLED,
