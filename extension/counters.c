@@ -363,28 +363,34 @@ jobq_count_latency(text *queue, bool wait, TimestampTz from, TimestampTz to)
 }
 
 /*
- * jobq_count_rows
+ * count_rows
  *	  Count each row of the last SPI result as one event of the queue in
- *	  its column queue_col; with claimed_col > 0, also its run, from the
- *	  claimed_at in that column to now (NULL: not counted).
+ *	  its column queue_col: event, or with kept_col > 0 and a false (or
+ *	  NULL) bool in that column, event_not_kept.  With claimed_col > 0,
+ *	  also the attempt's run, from the claimed_at in that column to now
+ *	  (NULL: not counted).
  */
-void
-jobq_count_rows(JobqCountEvent event, int queue_col, int claimed_col, TimestampTz now)
+static void
+count_rows(JobqCountEvent event, JobqCountEvent event_not_kept, int queue_col,
+		   int claimed_col, int kept_col, TimestampTz now)
 {
-	if (!jobq_counting)
-		return;
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	row = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
 		Datum		q = SPI_getbinval(row, desc, queue_col, &isnull);
 		text	   *queue;
+		JobqCountEvent ev = event;
 
 		if (isnull)
 			continue;
 		queue = DatumGetTextPP(q);
-		jobq_count_event(queue, event, 1);
+		if (kept_col > 0 &&
+			!(DatumGetBool(SPI_getbinval(row, desc, kept_col, &isnull)) && !isnull))
+			ev = event_not_kept;
+		jobq_count_event(queue, ev, 1);
 		if (claimed_col > 0)
 		{
 			Datum		at = SPI_getbinval(row, desc, claimed_col, &isnull);
@@ -396,6 +402,17 @@ jobq_count_rows(JobqCountEvent event, int queue_col, int claimed_col, TimestampT
 }
 
 /*
+ * jobq_count_rows
+ *	  Count each row of the last SPI result as event (see count_rows).
+ */
+void
+jobq_count_rows(JobqCountEvent event, int queue_col, int claimed_col, TimestampTz now)
+{
+	if (jobq_counting)
+		count_rows(event, event, queue_col, claimed_col, 0, now);
+}
+
+/*
  * jobq_count_completed_rows
  *	  jobq_count_rows for completed jobs: COMPLETED when the bool in
  *	  kept_col is true (the job went to history), COMPLETED_GONE if not.
@@ -403,25 +420,9 @@ jobq_count_rows(JobqCountEvent event, int queue_col, int claimed_col, TimestampT
 void
 jobq_count_completed_rows(int queue_col, int claimed_col, int kept_col, TimestampTz now)
 {
-	if (!jobq_counting)
-		return;
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	row = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		Datum		q = SPI_getbinval(row, desc, queue_col, &isnull);
-		Datum		at;
-		bool		kept;
-
-		if (isnull)
-			continue;
-		kept = DatumGetBool(SPI_getbinval(row, desc, kept_col, &isnull)) && !isnull;
-		jobq_count_event(DatumGetTextPP(q), kept ? JOBQ_EV_COMPLETED : JOBQ_EV_COMPLETED_GONE, 1);
-		at = SPI_getbinval(row, desc, claimed_col, &isnull);
-		if (!isnull)
-			jobq_count_latency(DatumGetTextPP(q), false, DatumGetTimestampTz(at), now);
-	}
+	if (jobq_counting)
+		count_rows(JOBQ_EV_COMPLETED, JOBQ_EV_COMPLETED_GONE, queue_col, claimed_col,
+				   kept_col, now);
 }
 
 /*

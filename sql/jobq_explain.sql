@@ -202,6 +202,21 @@ SET LOCAL plan_cache_mode = force_generic_plan;
 SELECT claim_plan FROM (SELECT regexp_split_to_table(regress_plan($q$EXECUTE regress_claim_one('exp', clock_timestamp(), 1, '5 minutes', NULL, ARRAY[gen_random_uuid()])$q$), E'\n') AS claim_plan OFFSET 0) p WHERE claim_plan <> '';
 COMMIT;
 
+-- jobq_counts (counts.c): history counted through history_queue_state_idx,
+-- never a scan; the split of ready and delayed along jobs_claim_idx
+SELECT regress_prepare('regress_counts_history', 'counts_history', 'text') AS prepared_as_in_c,
+       regress_prepare('regress_counts_split', 'counts_split', 'text, timestamptz') AS split_as_in_c;
+BEGIN;
+SET LOCAL plan_cache_mode = force_generic_plan;
+SELECT p ~ 'Index Only Scan using history_queue_state_idx on history' AND p !~ 'Seq Scan on history'
+       AS counts_history_by_index
+FROM regress_plan($q$EXECUTE regress_counts_history('exp-h')$q$) p;
+SELECT p ~ 'jobs_claim_idx' AND p !~ 'Seq Scan on jobs' AS counts_split_by_index
+FROM regress_plan($q$EXECUTE regress_counts_split('exp', clock_timestamp())$q$) p;
+COMMIT;
+DEALLOCATE regress_counts_history;
+DEALLOCATE regress_counts_split;
+
 DEALLOCATE regress_claim;
 DEALLOCATE regress_claim_one;
 DEALLOCATE regress_pop;
