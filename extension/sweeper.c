@@ -122,8 +122,12 @@ sweep_batch(void)
  */
 static TimestampTz next_tick = 0;
 
-/* schedules one tick transaction handles */
-#define TICK_BATCH		100
+/*
+ * Schedules one tick transaction handles: each is a subtransaction, and a
+ * transaction with more than PGPROC_MAX_CACHED_SUBXIDS (64) of them makes
+ * every other backend's snapshot look them up in pg_subtrans
+ */
+#define TICK_BATCH		32
 
 /*
  * tick_batch

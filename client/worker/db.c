@@ -827,7 +827,8 @@ db_cron_tick(Worker *w)
 
 	if (!w->db.connected)
 		return DB_CONN;
-	rows = jobq_cron_tick(w->db.conn, -1);
+	/* at most 32: each schedule is a subtransaction (see extension/tick.c) */
+	rows = jobq_cron_tick(w->db.conn, 32);
 	if (rows == NULL)
 	{
 		DbStatus	st;
