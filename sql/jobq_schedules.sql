@@ -1,4 +1,5 @@
--- jobq_schedules: recurring jobs (issue 17). jobq_schedule (defaults, the
+-- jobq_schedules: recurring jobs (issue 17; T4: time moves only through
+-- the superuser-only jobq.test_now). jobq_schedule (defaults, the
 -- upsert: a payload edit keeps the next tick, a new expression recomputes
 -- it from now and never backfills; every bad input with its SQLSTATE and
 -- nothing written), jobq_cron_tick through the test clock jobq.test_now:
