@@ -767,6 +767,47 @@ jobq_counters_due(text *queue, TimestampTz now)
 	return due;
 }
 
+static int
+cstring_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * jobq_counters_forget_missing
+ *	  Remove the entries of this database whose queue is not one of the n
+ *	  names (the queues that exist): the entries of dropped queues, which
+ *	  would otherwise hold their slots until the server stops.  An entry
+ *	  made meanwhile by a queue created since the names were read goes too;
+ *	  it only reads as not exact until it is rebuilt.  Returns how many.
+ */
+int
+jobq_counters_forget_missing(char **names, int n)
+{
+	HASH_SEQ_STATUS scan;
+	JobqCountsEntry *e;
+	int			removed = 0;
+
+	if (!jobq_counting)
+		return 0;
+	qsort(names, n, sizeof(char *), cstring_cmp);
+	LWLockAcquire(counters->lock, LW_EXCLUSIVE);
+	hash_seq_init(&scan, entries);
+	while ((e = hash_seq_search(&scan)) != NULL)
+	{
+		const char *name = e->key.queue;
+
+		if (e->key.dboid != MyDatabaseId ||
+			bsearch(&name, names, n, sizeof(char *), cstring_cmp) != NULL)
+			continue;
+		/* NB: dynahash allows removing the entry just returned by the scan */
+		hash_search(entries, &e->key, HASH_REMOVE, NULL);
+		removed++;
+	}
+	LWLockRelease(counters->lock);
+	return removed;
+}
+
 /*
  * The statements of a rebuild.  recount: $1 queue; the queue's created_at
  * (NULL: no such queue) and its jobs by counted state, exactly: the live

@@ -172,6 +172,7 @@ typedef enum JobqReconcileResult
 
 extern JobqReconcileResult jobq_counters_reconcile(text *queue, int64 *drift, bool *was_exact);
 extern bool jobq_counters_due(text *queue, TimestampTz now);
+extern int	jobq_counters_forget_missing(char **names, int n);
 
 /* counts.c: the counts of one queue, as jobq_counts and jobq_stats show them */
 typedef struct JobqQueueCounts

@@ -379,6 +379,22 @@ reconcile_one(text *queue, JobqReconcileResult *result)
 }
 
 /*
+ * forget_dropped
+ *	  Free the entries of dropped queues: every queue of this database is
+ *	  one of the nqueues rows of queues (ST_QUEUES of every queue).
+ */
+static void
+forget_dropped(SPITupleTable *queues, uint64 nqueues)
+{
+	char	  **names = palloc(sizeof(char *) * Max(nqueues, 1));
+
+	for (uint64 i = 0; i < nqueues; i++)
+		names[i] = SPI_getvalue(queues->vals[i], queues->tupdesc, 1);
+	(void) jobq_counters_forget_missing(names, (int) nqueues);
+	pfree(names);
+}
+
+/*
  * jobq_counts_reconcile(queue text DEFAULT NULL) -> setof (queue text,
  *		exact boolean, drift bigint)
  *	  Rebuild the counts of one queue or of every queue the caller may
@@ -416,6 +432,8 @@ jobq_counts_reconcile(PG_FUNCTION_ARGS)
 	jobq_spi_check(rc, SPI_OK_SELECT, "list queues");
 	nqueues = SPI_processed;
 	queues = SPI_tuptable;
+	if (queue == NULL)
+		forget_dropped(queues, nqueues);
 	for (uint64 i = 0; i < nqueues; i++)
 	{
 		bool		isnull;
@@ -441,9 +459,9 @@ jobq_counts_reconcile(PG_FUNCTION_ARGS)
 
 /*
  * jobq_counts_reconcile_due
- *	  The sweeper's duty: rebuild the counts of up to RECONCILE_PER_PASS
- *	  queues of this database that are due (counters.c,
- *	  jobq_counters_due).  Inside SPI, in a transaction of its own.
+ *	  The sweeper's duty: forget the counts of dropped queues, and rebuild
+ *	  those of up to RECONCILE_PER_PASS queues of this database that are
+ *	  due (counters.c, jobq_counters_due).  Inside SPI, in a transaction of its own.
  *	  Returns how many it rebuilt.
  */
 int
@@ -463,6 +481,7 @@ jobq_counts_reconcile_due(void)
 	jobq_spi_check(rc, SPI_OK_SELECT, "list queues");
 	nqueues = SPI_processed;
 	queues = SPI_tuptable;
+	forget_dropped(queues, nqueues);
 	for (uint64 i = 0; i < nqueues && done < RECONCILE_PER_PASS; i++)
 	{
 		bool		isnull;

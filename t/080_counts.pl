@@ -5,7 +5,8 @@
 # jobq_counts_reconcile or by the sweeper.  A PREPAREd transaction makes its
 # queue's counts not exact, and a rebuild after COMMIT PREPARED makes them
 # exact again with the prepared jobs in.  A full table (jobq.max_tracked_queues)
-# leaves queues untracked, exact = false but right.  A row deleted by hand is
+# leaves queues untracked, exact = false but right; dropping queues frees
+# their entries.  A row deleted by hand is
 # found by the sweeper's periodic rebuild, corrected and logged as drift.
 # The live metrics ring counts the commits of the second.
 use strict;
@@ -111,6 +112,13 @@ my ($untracked, $right) = split /\|/, sql(q{
 	FROM jobq_counts() WHERE queue LIKE 'full-%'});
 cmp_ok($untracked, '>=', 4, "a full table: $untracked of 20 queues are untracked, exact = false");
 is($right, 't', 'and every one of them is counted right');
+
+# dropped queues give their entries back (the sweeper forgets them), so a
+# queue made after the drop is tracked and rebuilt
+sql(q{SELECT jobq_drop_queue('full-' || g, force => true) FROM generate_series(1, 20) g});
+sql(q{SELECT jobq_create_queue('after-drop', notify => false); SELECT jobq_enqueue('after-drop', '{}')});
+ok(poll(q{SELECT ready || ' ' || CASE WHEN exact THEN 't' ELSE 'f' END FROM jobq_counts('after-drop')}, '1 t', 20),
+	'the entries of dropped queues are freed: a new queue is tracked and exact');
 
 # drift: a row deleted by hand is found by the sweeper's periodic rebuild
 sql(q{ALTER SYSTEM SET jobq.counts_reconcile_interval = '1s'; SELECT pg_reload_conf()});
