@@ -679,6 +679,63 @@ class Bench:
             self.c.sql("SELECT FROM jobq_alter_queue('bench', notify => true)")
         self.record(f'waiters/{n}', tps, 'jobs/s', clients=c)
 
+    # -- (3b') awaiters: what jobq_await costs producers and completes --------
+    def bench_awaiters(self):
+        log('== awaiters')
+        for rep in range(self.m['reps']):
+            for n in (0, self.m['waiters']):
+                self.guard(f'awaiters {n}', self._awaiters, n)
+
+    def _awaiting(self):
+        return int(self.c.sql('SELECT awaiting FROM jobq_await_status()') or 0)
+
+    def _awaiters(self, n):
+        """pgbench jobq_enqueue, then jobq_soak (enqueue, claim, complete), with n
+        sessions sitting in CALL jobq_await on jobs of another queue that never
+        finish: the cost of jobq_await_note on every complete and of the check
+        at every commit."""
+        c = max(self.m['clients'])
+        T = self.m['waiter_seconds']
+        self.c.sqls(*self.reset_sql(), "SELECT FROM jobq_alter_queue('bench', notify => false)",
+                    "SELECT jobq_create_queue('idle') WHERE NOT EXISTS "
+                    "(SELECT FROM jobq_queues() WHERE queue = 'idle')", 'CHECKPOINT')
+        procs = []
+        try:
+            if n:
+                ids = self.c.sql("SELECT string_agg(jobq_enqueue('idle', '{}')::text, ',') "
+                                 f'FROM generate_series(1, {n})').split(',')
+                for i in ids:
+                    procs.append(subprocess.Popen(
+                        ['psql', '-X', '-qAt', '-d', self.c.conninfo,
+                         '-c', f"CALL jobq_await({i}, '1 hour')"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        start_new_session=True))
+                deadline = time.time() + 60
+                while self._awaiting() < n:
+                    if time.time() > deadline:
+                        raise BenchError(f'{n} awaiters did not all start waiting')
+                    time.sleep(0.2)
+            (enq, _), _, _ = self.measure(lambda: self.pgbench('jobq_enqueue.sql', c, T=T))
+            (cycle, _), _, _ = self.measure(lambda: self.pgbench('jobq_soak.sql', c, T=T))
+        finally:
+            if procs:
+                # a cancel ends each wait at once (a client that just went
+                # away is noticed only at the await's next recheck)
+                self.c.sql("SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity "
+                           "WHERE query LIKE 'CALL jobq_await(%'")
+                for p in procs:
+                    try:
+                        p.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        os.killpg(p.pid, signal.SIGKILL)
+                        p.wait()
+                deadline = time.time() + 30
+                while self._awaiting() > 0 and time.time() < deadline:
+                    time.sleep(0.2)
+            self.c.sql("SELECT FROM jobq_alter_queue('bench', notify => true)")
+        self.record(f'awaiters/enqueue/{n}', enq, 'jobs/s', clients=c)
+        self.record(f'awaiters/cycle/{n}', cycle, 'jobs/s', clients=c)
+
     # -- (3c) what a waiting claim holds back from vacuum ---------------------
     def bench_horizon(self):
         """Churn on 'bench' (retention 0: every job leaves dead rows in
@@ -1462,6 +1519,24 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
     w(f'| {cell(w0)} | {cell(wn)} | {fmt(ratio) + "×" if ratio else "n/a"} | ≥ 0.95× | {met} |')
     w('')
 
+    # awaiters
+    n_aw = bench.m['waiters']
+    w('## Enqueue and complete with awaiters\n')
+    w(f'pgbench `jobq_enqueue` and `jobq_soak` (enqueue, claim, complete) at '
+      f'{max(bench.m["clients"])} clients on queue `bench` (notify off, retention 0), without '
+      f'and with {n_aw} sessions sitting in `CALL jobq_await` on jobs of another queue that '
+      'never finish: what registered awaiters cost producers and completes (a bucket check '
+      'per finished job, a flag at commit).\n')
+    w('| operation | without awaiters | with awaiters | ratio | target | |')
+    w('|---|---:|---:|---:|---|---|')
+    for op, label in (('enqueue', 'enqueue'), ('cycle', 'enqueue + claim + complete')):
+        a0, an = best(R, f'awaiters/{op}/0'), best(R, f'awaiters/{op}/{n_aw}')
+        ratio = an['best'] / a0['best'] if a0 and an else None
+        met = ('met' if ratio >= 0.95 else 'MISSED') if ratio else ''
+        w(f'| {label} | {cell(a0)} | {cell(an)} | {fmt(ratio) + "×" if ratio else "n/a"} '
+          f'| ≥ 0.95× | {met} |')
+    w('')
+
     # horizon
     hs, hw = bench.m.get('horizon_seconds'), bench.m.get('horizon_wait')
     w('## What a waiting claim holds back\n')
@@ -1619,7 +1694,7 @@ def main():
     p.add_argument('--reps', type=int, default=0, help='runs per figure (default 3)')
     p.add_argument('--soak-seconds', type=int, default=None)
     p.add_argument('--port', type=int, default=5496)
-    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,horizon,scale,soak,worker,persistent,profile,counts,instr')
+    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,awaiters,horizon,scale,soak,worker,persistent,profile,counts,instr')
     p.add_argument('--counts-history', type=int, default=0,
                    help='rows of history for the counts figures (default: the mode\'s, 10M in full)')
     p.add_argument('--output', default=None, help='report path (default bench/RESULTS.md)')
@@ -1678,6 +1753,7 @@ def main():
         only = set(args.only.split(',')) if args.only else None
         steps = [('enqueue', bench.bench_enqueue), ('drain', bench.bench_drain),
                  ('latency', bench.bench_latency), ('waiters', bench.bench_waiters),
+                 ('awaiters', bench.bench_awaiters),
                  ('horizon', bench.bench_horizon),
                  ('scale', bench.bench_scale),
                  ('soak', bench.bench_soak), ('worker', bench.bench_worker),
