@@ -32,6 +32,7 @@ OBJS = \
 	extension/wake.o \
 	extension/await_slots.o \
 	extension/await.o \
+	extension/events.o \
 	extension/sweeper.o \
 	extension/launcher.o \
 	extension/metrics.o \

@@ -1063,3 +1063,32 @@ REVOKE ALL ON FUNCTION @extschema@.jobq_await_status() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION @extschema@.jobq_await_status() TO jobq_monitor;
 COMMENT ON FUNCTION @extschema@.jobq_await_status() IS
     'Awaited job ids now and their capacity; entries woken and outcomes handed over since server start.';
+
+
+/* ========================================================================
+ * Completion events: catching up after a reconnect (issue 16,
+ * FEATURES-0.2.md 4.4 item 10).
+ *
+ * jobq_finished_since pages through a queue's finished jobs in
+ * (finished_at, id) order from a cursor: ids, states and times only, like
+ * the events.  Each finished state is a range of history_queue_state_idx,
+ * so it needs no new index (completes pay nothing).  At least once: see
+ * doc/sql.md.
+ * ======================================================================== */
+
+CREATE FUNCTION @extschema@.jobq_finished_since(
+    queue    text,
+    since    timestamptz,
+    after_id bigint DEFAULT 0,
+    max_rows integer DEFAULT 1000)
+RETURNS TABLE (id bigint, state text, finished_at timestamptz)
+AS 'MODULE_PATHNAME', 'jobq_finished_since'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER ROWS 100
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer)
+TO jobq_producer, jobq_monitor;
+COMMENT ON FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer) IS
+    'The jobs of a queue finished after a (finished_at, id) cursor, in that order: ids and states only.';

@@ -206,6 +206,7 @@ jobq_plan(const JobqStatements *set, int index)
 extern const JobqStatements jobq_ack_statements;
 extern const JobqStatements jobq_admin_statements;
 extern const JobqStatements jobq_await_statements;
+extern const JobqStatements jobq_events_statements;
 extern const JobqStatements jobq_claim_statements;
 extern const JobqStatements jobq_counters_statements;	/* counters.h */
 extern const JobqStatements jobq_counts_statements;

@@ -45,6 +45,7 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_ack_statements,
 	&jobq_admin_statements,
 	&jobq_await_statements,
+	&jobq_events_statements,
 	&jobq_claim_statements,
 	&jobq_counters_statements,
 	&jobq_counts_statements,

@@ -129,6 +129,80 @@ DROP SCHEMA regress_await_evil CASCADE;
 DROP FUNCTION regress_await;
 DROP ROLE regress_await_producer, regress_await_monitor, regress_await_worker;
 
+-- jobq_finished_since: keyset pages of a queue's finished jobs in
+-- (finished_at, id) order, ids and states only
+SELECT jobq_create_queue('aw-ev', max_attempts => 1);
+SELECT count(*) FROM jobq_enqueue_batch('aw-ev', array_fill('{"e": 1}'::jsonb, ARRAY[2005]));
+WITH c AS (SELECT id, token FROM jobq_claim('aw-ev', max_jobs => 1000))
+SELECT count(*) FROM jobq_complete_batch(ARRAY(SELECT id FROM c), ARRAY(SELECT token FROM c));
+WITH c AS (SELECT id, token FROM jobq_claim('aw-ev', max_jobs => 1000))
+SELECT count(*) FROM jobq_complete_batch(ARRAY(SELECT id FROM c), ARRAY(SELECT token FROM c));
+SELECT count(jobq_fail(id, token, 'x')) FROM jobq_claim('aw-ev', max_jobs => 2);
+SELECT count(jobq_cancel(id)) FROM jobq_list('aw-ev', 'ready', 2);
+ANALYZE jobq.history;
+-- every finished job once, in order, in pages of 700
+CREATE TEMP TABLE ev_pages (page int, id bigint, state text, finished_at timestamptz);
+DO $$
+DECLARE
+    c_at timestamptz := '-infinity';
+    c_id bigint := 0;
+    n int;
+    p int := 0;
+BEGIN
+    LOOP
+        p := p + 1;
+        INSERT INTO ev_pages SELECT p, f.* FROM jobq_finished_since('aw-ev', c_at, c_id, 700) f;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        EXIT WHEN n = 0;
+        SELECT finished_at, id INTO c_at, c_id FROM ev_pages WHERE page = p
+        ORDER BY finished_at DESC, id DESC LIMIT 1;
+    END LOOP;
+END $$;
+SELECT count(*) AS rows, count(DISTINCT id) AS ids, max(page) AS pages,
+       count(*) FILTER (WHERE state = 'completed') AS completed,
+       count(*) FILTER (WHERE state = 'dead') AS dead,
+       count(*) FILTER (WHERE state = 'cancelled') AS cancelled
+FROM ev_pages;
+-- in (finished_at, id) order across pages and states
+SELECT bool_and(ok) AS ordered FROM (
+    SELECT (finished_at, id) > (lag(finished_at) OVER w, lag(id) OVER w) IS NOT FALSE AS ok
+    FROM ev_pages WINDOW w AS (ORDER BY page, finished_at, id)) o;
+-- a cursor at the last row: nothing after it
+SELECT count(*) FROM jobq_finished_since('aw-ev',
+    (SELECT max(finished_at) FROM ev_pages),
+    (SELECT max(id) FROM ev_pages WHERE finished_at = (SELECT max(finished_at) FROM ev_pages)));
+-- the statement reads history_queue_state_idx, custom and generic plans
+SELECT jobq._statement('finished_since') AS st \gset
+PREPARE ev_stmt(text, timestamptz, bigint, bigint) AS :st;
+CREATE FUNCTION ev_plan(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text; p text := '';
+BEGIN
+    FOR r IN EXECUTE q LOOP p := p || r || E'\n'; END LOOP;
+    RETURN p;
+END $$;
+SELECT ev_plan($q$EXPLAIN EXECUTE ev_stmt('aw-ev', '-infinity', 0, 1000)$q$)
+       ~ 'history_queue_state_idx' AS custom_uses_index,
+       ev_plan($q$EXPLAIN EXECUTE ev_stmt('aw-ev', '-infinity', 0, 1000)$q$)
+       !~ 'Seq Scan on history' AS custom_no_seqscan;
+SET plan_cache_mode = force_generic_plan;
+SELECT ev_plan($q$EXPLAIN EXECUTE ev_stmt('aw-ev', '-infinity', 0, 1000)$q$)
+       ~ 'history_queue_state_idx' AS generic_uses_index,
+       ev_plan($q$EXPLAIN EXECUTE ev_stmt('aw-ev', '-infinity', 0, 1000)$q$)
+       !~ 'Seq Scan on history' AS generic_no_seqscan;
+RESET plan_cache_mode;
+DEALLOCATE ev_stmt;
+DROP FUNCTION ev_plan;
+-- bad input
+SELECT * FROM jobq_finished_since(NULL, now());
+SELECT * FROM jobq_finished_since('aw-ev', NULL);
+SELECT * FROM jobq_finished_since('aw-ev', now(), NULL);
+SELECT * FROM jobq_finished_since('aw-ev', now(), -1);
+SELECT * FROM jobq_finished_since('aw-ev', now(), 0, 0);
+SELECT * FROM jobq_finished_since('aw-ev', now(), 0, 10001);
+SELECT * FROM jobq_finished_since('aw-nosuch', now());
+SELECT * FROM jobq_finished_since('Bad Name', now());
+SELECT jobq_drop_queue('aw-ev', force => true);
+
 -- without preload there are no entries
 SELECT * FROM jobq_await_status();
 

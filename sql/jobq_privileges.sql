@@ -128,7 +128,9 @@ INSERT INTO regress_priv_calls VALUES
      $$CALL jobq_await(1, '0')$$),
  (171, 'await_many', 'jobq_await_many(bigint[],interval,text,text,boolean)',
      $$SELECT jobq_await_many(ARRAY[1]::bigint[], '0')$$),
- (172, 'await_status', 'jobq_await_status()', $$SELECT jobq_await_status()$$);
+ (172, 'await_status', 'jobq_await_status()', $$SELECT jobq_await_status()$$),
+ (173, 'finished_since', 'jobq_finished_since(text,timestamptz,bigint,integer)',
+     $$SELECT jobq_finished_since('prv', now())$$);
 -- stored metrics (issue 14): workers and admin flush, readers of numbers
 -- read them (the function, the view, the tables), nobody writes the tables
 INSERT INTO regress_priv_calls VALUES
