@@ -278,9 +278,17 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"SELECT since, flushed_through, hours_through, days_through"
 		" FROM jobq.metrics_state",
 		0, {}},
+	/*
+	 * The queues of jobq_metrics(NULL, ...): every queue, and the dropped
+	 * ones that left rows in [$1, $2)
+	 */
 	[ST_QUEUES] = {"metrics_queues",
-		"SELECT name FROM jobq.queues ORDER BY name",
-		0, {}},
+		"SELECT name FROM jobq.queues"
+		" UNION SELECT queue FROM jobq.metrics_day WHERE start >= $1 AND start < $2"
+		" UNION SELECT queue FROM jobq.metrics_hour WHERE start >= $1 AND start < $2"
+		" UNION SELECT queue FROM jobq.metrics_minute WHERE start >= $1 AND start < $2"
+		" ORDER BY 1",
+		2, {TIMESTAMPTZOID, TIMESTAMPTZOID}},
 
 	/*
 	 * The stored rows of queue $1 for jobq_metrics: days in [$2, $3),
@@ -1326,7 +1334,8 @@ emit_queue(const MetricsQuery *mq, text *queue, Tuplestorestate *store, TupleDes
  * jobq_metrics(queue, since, until, bucket) -> setof (queue, bucket, counters,
  *		wait_hist, run_hist, wait_p50, wait_p95, wait_p99, run_p50,
  *		run_p95, run_p99, oldest_ready_age, complete)
- *	  Per queue (NULL: every queue the caller may inspect) and bucket, from
+ *	  Per queue (NULL: every queue the caller may inspect, and dropped
+ *	  queues that left stored rows in the period) and bucket, from
  *	  the bucket holding since to the one holding the last microsecond
  *	  before until, every bucket, empty ones with zeros.  Buckets start at
  *	  multiples of bucket since 2000-01-01 00:00 UTC.  bucket is a whole
@@ -1418,7 +1427,11 @@ jobq_metrics(PG_FUNCTION_ARGS)
 		SPITupleTable *names;
 		uint64		n;
 
-		rc = SPI_execute_plan(jobq_plan(&jobq_metrics_statements, ST_QUEUES), NULL, NULL, true, 0);
+		Datum		range[2];
+
+		range[0] = TimestampTzGetDatum(mq.first);
+		range[1] = TimestampTzGetDatum(mq.end);
+		rc = SPI_execute_plan(jobq_plan(&jobq_metrics_statements, ST_QUEUES), range, NULL, true, 0);
 		jobq_spi_check(rc, SPI_OK_SELECT, "metrics queues");
 		names = SPI_tuptable;
 		n = SPI_processed;

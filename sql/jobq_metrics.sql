@@ -198,6 +198,13 @@ COMMIT;
 
 SELECT jobq_drop_queue(q, force => true)
 FROM unnest(ARRAY['met-r', 'met-h', 'met-p', 'met-v']) q;
+-- a dropped queue's stored metrics stay: all queues include it, by name it is unknown
+SELECT queue, count(*) AS buckets, sum(counters[1]) AS enqueued
+FROM jobq_metrics(NULL, :'base'::timestamptz + interval '1 hour', :'base'::timestamptz + interval '3 hours', '1 hour')
+WHERE queue LIKE 'met-%' GROUP BY queue ORDER BY queue;
+\set VERBOSITY sqlstate
+SELECT count(*) FROM jobq_metrics('met-r');
+\set VERBOSITY terse
 DELETE FROM jobq.metrics_state;
 DELETE FROM jobq.metrics_gaps;
 DELETE FROM jobq.metrics_minute;
