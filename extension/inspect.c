@@ -173,12 +173,12 @@ static SPIPlanPtr plans[NUM_STATEMENTS];
 const JobqStatements jobq_inspect_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
- * require_inspect
+ * jobq_require_inspect
  *	  42704 for an unknown queue (0.1.0 returned no row), 42501 unless the
- *	  caller may inspect it.  Inside SPI.
+ *	  caller may inspect it.  Inside SPI.  (metrics.c uses it too.)
  */
-static void
-require_inspect(text *queue)
+void
+jobq_require_inspect(text *queue)
 {
 	JobqQueueSettings settings;
 
@@ -325,7 +325,7 @@ jobq_list(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
-	require_inspect(DatumGetTextPP(values[0]));
+	jobq_require_inspect(DatumGetTextPP(values[0]));
 	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_LIST),
 						  values, nulls, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "list");
@@ -509,7 +509,7 @@ jobq_list_0_2(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
-	require_inspect(queue);
+	jobq_require_inspect(queue);
 
 	/* live jobs, unless the state or the cursor is past them */
 	if (live_state && !cursor.history)

@@ -293,6 +293,9 @@ extern Oid	jobq_queues_relid(void);
 extern int64 jobq_worker_prune_run(int64 max_rows);
 extern bool jobq_worker_held(text *worker);
 
+/* inspect.c */
+extern void jobq_require_inspect(text *queue);
+
 /* metrics.c: stored metrics; the sweeper flushes once a minute */
 extern void jobq_metrics_define_gucs(void);
 extern bool jobq_metrics_flush_run(int64 *out);

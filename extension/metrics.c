@@ -1398,13 +1398,7 @@ jobq_metrics(PG_FUNCTION_ARGS)
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
 	if (queue != NULL)
-	{
-		JobqQueueSettings settings;
-
-		if (!jobq_queue_settings(queue, &settings))
-			jobq_queue_not_found(queue);
-		jobq_check_queue(queue, JOBQ_PRIV_INSPECT);
-	}
+		jobq_require_inspect(queue);
 	if (mq.nbuckets == 0)
 	{
 		jobq_spi_finish();
