@@ -567,6 +567,7 @@ typedef struct RowWriter
 	int			st;				/* ST_INSERT_* */
 	int64		width;			/* the period, in usecs */
 	bool		complete;		/* what the source promises */
+	TimestampTz complete_from;	/* ... for rows from this start on */
 	char	   *queue;			/* the open key, or NULL */
 	TimestampTz start;
 	MetricsAcc	acc;
@@ -616,7 +617,8 @@ writer_close(RowWriter *w)
 			w->oldest_used[i] = true;
 		}
 	}
-	w->written += insert_row(w->st, w->queue, w->start, &w->acc, w->complete);
+	w->written += insert_row(w->st, w->queue, w->start, &w->acc,
+							 w->complete && w->start >= w->complete_from);
 	pfree(w->queue);
 	w->queue = NULL;
 }
@@ -750,17 +752,20 @@ gap_overlaps(TimestampTz lo, TimestampTz hi)
 /*
  * ring_cover_start
  *	  The first minute from which the ring holds every event, as of now;
- *	  DT_NOEND when there is no ring (not preloaded, or the ring's SQL is
- *	  missing).  *has_live says whether _metrics_live may be called.
+ *	  DT_NOEND when there is no ring (not preloaded, or the ring's SQL,
+ *	  live_function, is missing).  *partial receives the minute before it
+ *	  when the ring holds only its end (the server started, or the ring's
+ *	  ten minutes began, inside it), else the same minute.
  */
 static TimestampTz
-ring_cover_start(TimestampTz now, bool live_function)
+ring_cover_start(TimestampTz now, bool live_function, TimestampTz *partial)
 {
 	TimestampTz birth;
 	TimestampTz start;
 	bool		isnull;
 	int			rc;
 
+	*partial = DT_NOEND;
 	if (!live_function || !jobq_wait_available())
 		return DT_NOEND;
 	rc = SPI_execute_plan(jobq_plan(&jobq_metrics_statements, ST_RING), NULL, NULL, true, 1);
@@ -770,6 +775,7 @@ ring_cover_start(TimestampTz now, bool live_function)
 	start = now - RING_SPAN_USECS + FLUSH_SETTLE_USECS;
 	if (!isnull && birth > start)
 		start = birth;
+	*partial = floor_to(start, MINUTE_USECS);
 	/* the first whole minute */
 	return floor_to(start + MINUTE_USECS - 1, MINUTE_USECS);
 }
@@ -830,33 +836,38 @@ load_oldest(RowWriter *w, TimestampTz now)
 
 /*
  * flush_minutes
- *	  Write the minutes in [from, to): those before cover (the first minute
- *	  the ring holds whole) from history, as incomplete, with a gap; the
- *	  rest from the ring.  Returns the rows written.
+ *	  Write the minutes in [from, to): those the ring has nothing of (before
+ *	  partial) from history, the rest from the ring; all before cover (the
+ *	  first minute the ring holds whole) as incomplete, with a gap.  Returns
+ *	  the rows written.
  */
 static int64
-flush_minutes(TimestampTz from, TimestampTz to, TimestampTz cover, TimestampTz now)
+flush_minutes(TimestampTz from, TimestampTz to, TimestampTz cover, TimestampTz partial,
+			  TimestampTz now)
 {
 	RowWriter	w;
 	TimestampTz lost_end = Min(cover, to);
+	TimestampTz history_end = Min(partial, to);
 	int			rc;
 
 	memset(&w, 0, sizeof(w));
+	w.complete_from = DT_NOBEGIN;
 	w.st = ST_INSERT_MINUTE;
 	w.width = MINUTE_USECS;
 	load_oldest(&w, now);
 	w.oldest_at = to - MINUTE_USECS;
 
 	if (from < lost_end)
+		record_gap(from, lost_end, cover == DT_NOEND ? GAP_NO_RING : GAP_LOST);
+	if (from < history_end)
 	{
 		Datum		values[4];
 		Datum		edges[lengthof(hist_edges_ms)];
 
-		record_gap(from, lost_end, cover == DT_NOEND ? GAP_NO_RING : GAP_LOST);
 		for (int i = 0; i < lengthof(hist_edges_ms); i++)
 			edges[i] = Float8GetDatum((double) hist_edges_ms[i]);
-		values[0] = TimestampTzGetDatum(Max(from, lost_end - BACKFILL_USECS));
-		values[1] = TimestampTzGetDatum(lost_end);
+		values[0] = TimestampTzGetDatum(Max(from, history_end - BACKFILL_USECS));
+		values[1] = TimestampTzGetDatum(history_end);
 		values[2] = PointerGetDatum(construct_array(edges, lengthof(edges), FLOAT8OID, 8,
 													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		values[3] = Int64GetDatum(HISTORY_CAP);
@@ -867,18 +878,19 @@ flush_minutes(TimestampTz from, TimestampTz to, TimestampTz cover, TimestampTz n
 		history_rows(&w);
 		writer_close(&w);
 	}
-	if (Max(from, cover) < to)
+	if (Max(from, partial) < to)
 	{
 		Datum		values[3];
 		char		nulls[3] = {'n', ' ', ' '};
 
 		values[0] = (Datum) 0;
-		values[1] = TimestampTzGetDatum(Max(from, cover));
+		values[1] = TimestampTzGetDatum(Max(from, partial));
 		values[2] = TimestampTzGetDatum(to);
 		rc = SPI_execute_plan(jobq_plan(&jobq_metrics_statements, ST_LIVE),
 							  values, nulls, true, 0);
 		jobq_spi_check(rc, SPI_OK_SELECT, "metrics live");
 		w.complete = true;
+		w.complete_from = cover;
 		writer_rows(&w, true);
 		writer_close(&w);
 	}
@@ -887,6 +899,7 @@ flush_minutes(TimestampTz from, TimestampTz to, TimestampTz cover, TimestampTz n
 	if (from < to)
 	{
 		w.complete = cover <= w.oldest_at;
+		w.complete_from = DT_NOBEGIN;
 		for (int i = 0; i < w.noldest; i++)
 		{
 			if (w.oldest_used[i])
@@ -936,6 +949,7 @@ rollup(int st_next, int st_rows, int st_insert, int64 width, TimestampTz *throug
 		covered = start >= since && !gap_overlaps(start, start + width);
 
 		memset(&w, 0, sizeof(w));
+		w.complete_from = DT_NOBEGIN;
 		w.st = st_insert;
 		w.width = width;
 		w.complete = covered;
@@ -1014,7 +1028,10 @@ jobq_metrics_flush_run(int64 *out)
 
 	if (wm.flushed < target)
 	{
-		out[0] = flush_minutes(wm.flushed, target, ring_cover_start(now, live_function), now);
+		TimestampTz partial;
+		TimestampTz cover = ring_cover_start(now, live_function, &partial);
+
+		out[0] = flush_minutes(wm.flushed, target, cover, partial, now);
 		wm.flushed = target;
 	}
 	out[1] = rollup(ST_NEXT_MINUTE, ST_MINUTES, ST_INSERT_HOUR, HOUR_USECS, &wm.hours,
@@ -1123,6 +1140,7 @@ typedef struct MetricsQuery
 	bool		has_state;
 	Watermarks	wm;
 	TimestampTz cover;			/* ring_cover_start, DT_NOEND without a ring */
+	TimestampTz partial;		/* the first minute it has anything of */
 	bool		live;			/* _metrics_live may be called */
 	/* the stored ranges, disjoint: days, hours, minutes; then live */
 	TimestampTz day_lo,
@@ -1409,7 +1427,7 @@ jobq_metrics(PG_FUNCTION_ARGS)
 	jobq_spi_check(rc, SPI_OK_SELECT, "metrics tables");
 	mq.live = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))
 		&& jobq_wait_available();
-	mq.cover = ring_cover_start(mq.now, mq.live);
+	mq.cover = ring_cover_start(mq.now, mq.live, &mq.partial);
 	mq.has_state = read_state(ST_STATE, &mq.wm);
 	plan_ranges(&mq);
 	load_gaps(&mq);
