@@ -5,8 +5,10 @@
 # user, unix socket only), creates a queue, enqueues a mixed workload (most
 # jobs succeed, some fail once and are retried, one fails for good, one is
 # poison), drains it with jobq-worker running demo/handler.sh, shows the
-# stats as it drains, and removes the server.  Run as root or as a user who
-# can `make install`.
+# stats as it drains, and removes the server.  The dashboard, jobq-web,
+# runs next to the worker on 127.0.0.1:${JOBQ_DEMO_WEB_PORT:-8411} while the
+# demo runs (JOBQ_DEMO_WAIT=1 keeps it up at the end until Enter).  Run as
+# root or as a user who can `make install`.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 name=demo-$$
@@ -18,7 +20,8 @@ make -C "$top" -s ${JOBQ_MAKE_FLAGS:-} >/dev/null
 make -C "$top" -s ${JOBQ_MAKE_FLAGS:-} install >/dev/null
 
 dsn=$("$top/test/devdb.sh" start "$name" "$port")
-trap '"$top/test/devdb.sh" destroy "$name" >/dev/null 2>&1' EXIT
+webpid=
+trap '[ -z "$webpid" ] || kill "$webpid" 2>/dev/null; rm -f "/tmp/jobq-$name-web.log"; "$top/test/devdb.sh" destroy "$name" >/dev/null 2>&1' EXIT
 echo "== throwaway server: $dsn"
 export PGOPTIONS="-c client_min_messages=warning"
 sql() { psql "$dsn" -X -q -v ON_ERROR_STOP=1 "$@"; }
@@ -36,6 +39,15 @@ SELECT jobq_enqueue('demo', '{"kind": "bad"}') AS bad_job,
 SELECT count(*) AS delayed FROM jobq_enqueue_batch('demo',
   (SELECT array_agg('{"kind": "ok"}'::jsonb) FROM generate_series(1, 20)), delay => '2 seconds');
 SQL
+
+# the dashboard (loopback only, no authentication: see doc/jobq-web.md)
+web="$top/client/jobq-web"
+webport=${JOBQ_DEMO_WEB_PORT:-8411}
+if [ -x "$web" ]; then
+	"$web" --dbname "$dsn" --listen "127.0.0.1:$webport" >"/tmp/jobq-$name-web.log" 2>&1 &
+	webpid=$!
+	echo "== dashboard: http://127.0.0.1:$webport/ (jobq-web, while the demo runs)"
+fi
 
 stats() {
 	sql -c "SELECT queue, ready, delayed, running, expired, dead, completed, stale_acks FROM jobq_stats('demo')"
@@ -100,3 +112,8 @@ echo "== after"
 stats
 echo "== dead jobs"
 sql -c "SELECT id, attempt, last_error FROM jobq_list('demo', 'dead')"
+
+if [ -n "$webpid" ] && [ -n "${JOBQ_DEMO_WAIT:-}" ]; then
+	echo "== the dashboard stays at http://127.0.0.1:$webport/ until you press Enter"
+	read -r _
+fi

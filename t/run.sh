@@ -22,7 +22,7 @@ if [ -z "${JOBQ_BIN_DIR:-}" ]; then
 fi
 # the tests run as postgres: give them their own copy of the binaries
 mkdir -p "$work/bin/examples"
-cp "$bin/jobq-worker" "$bin/jobq" "$bin/jobq-http" "$work/bin/"
+cp "$bin/jobq-worker" "$bin/jobq" "$bin/jobq-http" "$bin/jobq-web" "$work/bin/"
 [ ! -x "$bin/examples/callback_worker" ] || cp "$bin/examples/callback_worker" "$work/bin/examples/"
 cp -r "$root/t" "$work/t"
 # the handler libraries of --persistent (client/handlers), for t/026

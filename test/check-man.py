@@ -3,7 +3,7 @@
 
    test/check-man.py        (after make; run by test/check-docs.sh)
 
-For jobq-worker, jobq and jobq-http:
+For jobq-worker, jobq, jobq-http and jobq-web:
   1. `make -C client install` into a scratch DESTDIR with PREFIX=/usr puts
      PAGE.1 under usr/share/man/man1, and `man` finds it through MANPATH;
   2. `groff -ww -z -man` (and `mandoc -T lint` where mandoc is installed)
@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROGRAMS = ('jobq-worker', 'jobq', 'jobq-http')
+PROGRAMS = ('jobq-worker', 'jobq', 'jobq-http', 'jobq-web')
 
 
 def run(cmd, env=None):

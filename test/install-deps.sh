@@ -6,7 +6,7 @@ pkgs=(postgresql-15 postgresql-server-dev-15 libpq-dev postgresql-client-15
       build-essential libipc-run-perl valgrind pgbouncer faketime python3
       man-db groff-base python3-psycopg2
       dpkg-dev debhelper lintian postgresql-server-dev-all pkg-config
-      libcurl4-openssl-dev libssl-dev)
+      libcurl4-openssl-dev libssl-dev libmicrohttpd-dev curl)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

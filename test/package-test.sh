@@ -80,8 +80,9 @@ check "jobq.so belongs to postgresql-15-jobq" sh -c 'dpkg -S /usr/lib/postgresql
 check "the unit is installed, not enabled" sh -c \
 	'test -f /lib/systemd/system/jobq-worker@.service && ! ls /etc/systemd/system/*.wants/jobq-worker@* 2>/dev/null'
 check "the man pages are installed" test -f /usr/share/man/man1/jobq-worker.1.gz -a -f /usr/share/man/man1/jobq.1.gz \
-	-a -f /usr/share/man/man1/jobq-http.1.gz
+	-a -f /usr/share/man/man1/jobq-http.1.gz -a -f /usr/share/man/man1/jobq-web.1.gz
 check "jobq-http runs" sh -c '/usr/bin/jobq-http --version | grep -q "^jobq-http (jobq) 0.2.0$"'
+check "jobq-web runs" sh -c '/usr/bin/jobq-web --version | grep -q "^jobq-web (jobq) 0.2.0$"'
 check "the handler libraries are installed" test -f /usr/share/jobq/handlers/jobq_handler.py \
 	-a -f /usr/share/jobq/handlers/jobq-handler.js
 

@@ -1,0 +1,366 @@
+/*-------------------------------------------------------------------------
+ *
+ * api.c
+ *	  jobq-web's JSON API: each endpoint checks its arguments, picks its
+ *	  statements (db.c) and, for reads, goes through the cache.  An
+ *	  endpoint whose SQL function the database does not have (an older
+ *	  jobq, a function not built yet) answers 404 like any unknown path;
+ *	  GET /api/session says which are there.
+ *
+ *	  GET  /api/session              the user, the role and what it may do
+ *	  GET  /api/overview             counts per queue (+ health findings)
+ *	  GET  /api/queues               the queues and their settings
+ *	  GET  /api/jobs?queue=Q&state=S&after=C&limit=N&filters=JSON
+ *	  GET  /api/jobs/ID              one job (never its token)
+ *	  GET  /api/metrics?queue=Q&since=T&until=T&bucket=I
+ *	  GET  /api/workers
+ *	  POST /api/queues/Q/pause, /api/queues/Q/resume
+ *	  POST /api/sweep                {"queue": Q} or {}
+ *	  POST /api/enqueue              {"queue": Q, "payload": ..., ...}
+ *	  POST /api/jobs/ID/retry, /api/jobs/ID/cancel
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  client/web/api.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <stdarg.h>
+
+#include <microhttpd.h>
+
+#include "jobq-client.h"
+#include "jobq-common.h"
+#include "web.h"
+
+static const char *
+arg(struct MHD_Connection *c, const char *name)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+/* a job id: 1 to 18 digits */
+static int
+valid_id(const char *s, size_t len)
+{
+	if (len == 0 || len > 18)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+static WebResult
+run1(const WebUser *user, int mutating, WebStmt st, int n, const char *const *params)
+{
+	const WebStmt sts[1] = {st};
+	const int np[1] = {n};
+	const char *const *pp[1] = {params};
+	WebResult	r = web_db_run(user, mutating, 1, sts, NULL, np, pp);
+
+	if (mutating && r.status == 200)
+		web_cache_invalidate();
+	return r;
+}
+
+/*
+ * A read through the cache.  The key is the role, the statement and its
+ * parameters, each followed by a NUL-free separator.
+ */
+static WebResult
+cached(const WebUser *user, int nstmts, const WebStmt *sts, const char *const *names,
+	   const int *np, const char *const *const *pp)
+{
+	JobqBuf		key;
+	WebResult	r;
+
+	jobq_buf_init(&key);
+	jobq_buf_puts(&key, user ? user->role : "");
+	for (int i = 0; i < nstmts; i++)
+	{
+		jobq_buf_printf(&key, "\x1f%d", (int) sts[i]);
+		for (int j = 0; j < np[i]; j++)
+		{
+			jobq_buf_puts(&key, "\x1e");
+			jobq_buf_puts(&key, pp[i][j] ? pp[i][j] : "\x1d");
+		}
+	}
+	jobq_xcheck(&key);
+	if (web_cache_get(key.data, &r))
+	{
+		jobq_buf_free(&key);
+		return r;
+	}
+	r = web_db_run(user, 0, nstmts, sts, names, np, pp);
+	web_cache_put(key.data, &r);
+	jobq_buf_free(&key);
+	return r;
+}
+
+static WebResult
+cached1(const WebUser *user, WebStmt st, int n, const char *const *params)
+{
+	const WebStmt sts[1] = {st};
+	const int np[1] = {n};
+	const char *const *pp[1] = {params};
+
+	return cached(user, 1, sts, NULL, np, pp);
+}
+
+static WebResult
+session(const WebUser *user)
+{
+	WebFeatures f;
+	WebResult	r = run1(user, 0, ST_SESSION, 0, NULL);
+	JobqBuf		b;
+
+	if (r.status != 200)
+		return r;
+	web_db_features(&f);
+	jobq_buf_init(&b);
+	jobq_buf_puts(&b, "{\"user\": ");
+	if (user != NULL)
+		jobq_buf_json_string(&b, user->name);
+	else
+		jobq_buf_puts(&b, "null");
+	jobq_buf_printf(&b, ", \"read_only\": %s, \"database\": %s, \"endpoints\": {"
+					"\"overview\": true, \"queues\": true, \"jobs\": true, "
+					"\"jobs_keyset\": %s, \"metrics\": %s, \"workers\": %s, \"health\": %s, "
+					"\"counts\": %s}}",
+					web_config.read_only ? "true" : "false", r.body,
+					f.list_keyset ? "true" : "false", f.metrics ? "true" : "false",
+					f.workers ? "true" : "false", f.health ? "true" : "false",
+					f.counts ? "true" : "false");
+	jobq_xcheck(&b);
+	free(r.body);
+	r.body = b.data;
+	return r;
+}
+
+static WebResult
+overview(const WebUser *user)
+{
+	WebFeatures f;
+	WebStmt		sts[2];
+	const char *names[2] = {"queues", "health"};
+	const int	np[2] = {0, 0};
+	const char *const *pp[2] = {NULL, NULL};
+
+	web_db_features(&f);
+	sts[0] = f.counts ? ST_OVERVIEW_COUNTS : ST_OVERVIEW_STATS;
+	sts[1] = ST_HEALTH;
+	return cached(user, f.health ? 2 : 1, sts, names, np, pp);
+}
+
+static WebResult
+jobs(struct MHD_Connection *c, const WebUser *user)
+{
+	WebFeatures f;
+	const char *p[5];
+	const char *limit = arg(c, "limit");
+
+	web_db_features(&f);
+	p[0] = arg(c, "queue");
+	p[1] = arg(c, "state");
+	p[2] = limit ? limit : "50";
+	p[3] = arg(c, "after");
+	p[4] = arg(c, "filters");
+	if (p[0] == NULL)
+		return web_error(400, "the queue parameter is required");
+	if (strspn(p[2], "0123456789") != strlen(p[2]) || strlen(p[2]) > 5)
+		return web_error(400, "limit must be a whole number from 1 to 10000");
+	if (p[4] != NULL && !jobq_json_valid(p[4], strlen(p[4])))
+		return web_error(400, "filters must be a JSON object");
+	if (!f.list_keyset)
+	{
+		if (p[3] != NULL || p[4] != NULL)
+			return web_error(400, "this database's jobq has no cursors or filters "
+							 "(ALTER EXTENSION jobq UPDATE)");
+		return cached1(user, ST_JOBS_V1, 3, p);
+	}
+	return cached1(user, ST_JOBS, 5, p);
+}
+
+static WebResult
+metrics(struct MHD_Connection *c, const WebUser *user)
+{
+	const char *p[4] = {arg(c, "queue"), arg(c, "since"), arg(c, "until"), arg(c, "bucket")};
+
+	return cached1(user, ST_METRICS, 4, p);
+}
+
+/* the body of a POST that takes an optional {"queue": Q} */
+static int
+body_queue(const char *body, size_t len, char **queue, WebResult *err)
+{
+	JobqJsonMember m[8];
+	int			n;
+	const char *why;
+	const JobqJsonMember *q;
+
+	*queue = NULL;
+	if (len == 0)
+		return 0;
+	if (!jobq_json_object_scan(body, len, m, 8, &n, &why))
+	{
+		*err = web_error(400, "the body must be a JSON object");
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (!(m[i].namelen == 5 && memcmp(m[i].name, "queue", 5) == 0))
+		{
+			*err = web_error(400, "unknown member in the body (allowed: queue)");
+			return -1;
+		}
+	q = jobq_json_member(m, n, "queue");
+	if (q != NULL && q->kind != JOBQ_JV_NULL)
+	{
+		if (q->kind != JOBQ_JV_STRING)
+		{
+			*err = web_error(400, "queue must be a string");
+			return -1;
+		}
+		*queue = jobq_json_string_decode(q);
+	}
+	return 0;
+}
+
+/*
+ * POST /api/enqueue: a JSON object with queue (string) and payload (any
+ * JSON) and optionally run_at, delay, dedupe_key (strings), priority and
+ * max_attempts (numbers).  Checked here for shape; the server checks the
+ * values (and answers 400 with its message).
+ */
+static WebResult
+enqueue(const char *body, size_t len, const WebUser *user)
+{
+	static const struct
+	{
+		const char *name;
+		JobqJsonKind kind;		/* JOBQ_JV_NULL: any */
+	}			allowed[] = {
+		{"queue", JOBQ_JV_STRING}, {"payload", JOBQ_JV_NULL}, {"run_at", JOBQ_JV_STRING},
+		{"delay", JOBQ_JV_STRING}, {"dedupe_key", JOBQ_JV_STRING},
+		{"priority", JOBQ_JV_NUMBER}, {"max_attempts", JOBQ_JV_NUMBER},
+	};
+	JobqJsonMember m[16];
+	int			n;
+	const char *why;
+	const char *p[1];
+
+	if (len == 0 || !jobq_json_object_scan(body, len, m, 16, &n, &why))
+		return web_error(400, "the body must be a JSON object");
+	for (int i = 0; i < n; i++)
+	{
+		size_t		k;
+
+		for (k = 0; k < sizeof(allowed) / sizeof(allowed[0]); k++)
+			if (strlen(allowed[k].name) == m[i].namelen &&
+				memcmp(allowed[k].name, m[i].name, m[i].namelen) == 0)
+				break;
+		if (k == sizeof(allowed) / sizeof(allowed[0]))
+			return web_error(400, "unknown member in the body (allowed: queue, payload, "
+							 "run_at, delay, priority, max_attempts, dedupe_key)");
+		if (allowed[k].kind != JOBQ_JV_NULL && m[i].kind != allowed[k].kind &&
+			!(k > 1 && m[i].kind == JOBQ_JV_NULL))
+			return web_error(400, allowed[k].kind == JOBQ_JV_STRING ?
+							 "queue, run_at, delay and dedupe_key must be strings" :
+							 "priority and max_attempts must be numbers");
+	}
+	if (jobq_json_member(m, n, "queue") == NULL || jobq_json_member(m, n, "payload") == NULL)
+		return web_error(400, "queue and payload are required");
+	p[0] = body;
+	return run1(user, 1, ST_ENQUEUE, 1, p);
+}
+
+WebResult
+web_api(struct MHD_Connection *c, const char *method, const char *path,
+		const char *body, size_t bodylen, const WebUser *user)
+{
+	int			get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	int			post = strcmp(method, "POST") == 0;
+	WebFeatures f;
+	const char *rest;
+
+	web_db_features(&f);
+	if (!get && !post)
+		return web_error(405, "method not allowed");
+
+	if (strcmp(path, "/session") == 0)
+		return get ? session(user) : web_error(405, "method not allowed");
+	if (strcmp(path, "/overview") == 0)
+		return get ? overview(user) : web_error(405, "method not allowed");
+	if (strcmp(path, "/queues") == 0)
+		return get ? cached1(user, ST_QUEUES, 0, NULL) : web_error(405, "method not allowed");
+	if (strcmp(path, "/jobs") == 0)
+		return get ? jobs(c, user) : web_error(405, "method not allowed");
+	if (strcmp(path, "/metrics") == 0 && f.metrics)
+		return get ? metrics(c, user) : web_error(405, "method not allowed");
+	if (strcmp(path, "/workers") == 0 && f.workers)
+		return get ? cached1(user, ST_WORKERS, 0, NULL) : web_error(405, "method not allowed");
+	if (strcmp(path, "/sweep") == 0)
+	{
+		char	   *q;
+		WebResult	r;
+		const char *p[1];
+
+		if (!post)
+			return web_error(405, "method not allowed");
+		if (body_queue(body, bodylen, &q, &r) != 0)
+			return r;
+		p[0] = q;
+		r = run1(user, 1, ST_SWEEP, 1, p);
+		free(q);
+		return r;
+	}
+	if (strcmp(path, "/enqueue") == 0)
+		return post ? enqueue(body, bodylen, user) : web_error(405, "method not allowed");
+
+	/* /queues/Q/pause|resume */
+	if (strncmp(path, "/queues/", 8) == 0 && (rest = strchr(path + 8, '/')) != NULL)
+	{
+		char		queue[64];
+		size_t		qlen = rest - (path + 8);
+		const char *p[1] = {queue};
+		int			pause = strcmp(rest, "/pause") == 0;
+
+		if ((!pause && strcmp(rest, "/resume") != 0) || qlen == 0 || qlen >= sizeof(queue))
+			return web_error(404, "not found");
+		if (!post)
+			return web_error(405, "method not allowed");
+		memcpy(queue, path + 8, qlen);
+		queue[qlen] = '\0';
+		if (!jobq_valid_queue_name(queue))
+			return web_error(400, "invalid queue name");
+		return run1(user, 1, pause ? ST_PAUSE : ST_RESUME, 1, p);
+	}
+	/* /jobs/ID and /jobs/ID/retry|cancel */
+	if (strncmp(path, "/jobs/", 6) == 0)
+	{
+		const char *id = path + 6;
+		size_t		idlen = strcspn(id, "/");
+		char		idbuf[24];
+		const char *p[1] = {idbuf};
+
+		if (!valid_id(id, idlen))
+			return web_error(404, "not found");
+		memcpy(idbuf, id, idlen);
+		idbuf[idlen] = '\0';
+		rest = id + idlen;
+		if (rest[0] == '\0')
+			return get ? run1(user, 0, ST_JOB, 1, p) : web_error(405, "method not allowed");
+		if (strcmp(rest, "/retry") == 0 || strcmp(rest, "/cancel") == 0)
+			return post ? run1(user, 1, rest[1] == 'r' ? ST_RETRY : ST_CANCEL, 1, p)
+				: web_error(405, "method not allowed");
+	}
+	return web_error(404, "not found");
+}

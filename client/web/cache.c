@@ -1,0 +1,147 @@
+/*-------------------------------------------------------------------------
+ *
+ * cache.c
+ *	  The server-side cache of GET answers: at most one database query per
+ *	  key (the role, the endpoint and its parameters) per --min-refresh,
+ *	  however many browser tabs poll.  A request that misses while another
+ *	  one fills the same key waits for that answer instead of querying too,
+ *	  so concurrent pollers cost one query.  Only successful answers are
+ *	  kept; the table is small and its oldest entry makes room.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  client/web/cache.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jobq-common.h"
+#include "web.h"
+
+#define CACHE_SLOTS 256
+
+typedef struct Entry
+{
+	char	   *key;
+	WebResult	res;			/* body NULL while filling */
+	int64_t		at_ms;			/* when filled (or started filling) */
+	int			filling;
+} Entry;
+
+static Entry entries[CACHE_SLOTS];
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cache_filled = PTHREAD_COND_INITIALIZER;
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static Entry *
+find(const char *key)
+{
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		if (entries[i].key != NULL && strcmp(entries[i].key, key) == 0)
+			return &entries[i];
+	return NULL;
+}
+
+/*
+ * web_cache_get: 1 and a copy of a fresh answer in out; or 0, and the
+ * caller must query and then call web_cache_put with the same key (also
+ * on failure, which wakes the waiters and keeps nothing).
+ */
+int
+web_cache_get(const char *key, WebResult *out)
+{
+	Entry	   *e;
+
+	pthread_mutex_lock(&cache_lock);
+	for (;;)
+	{
+		e = find(key);
+		if (e == NULL || (!e->filling && now_ms() - e->at_ms >= web_config.min_refresh_ms))
+			break;
+		if (!e->filling)
+		{
+			out->status = e->res.status;
+			out->body = jobq_xstrdup(e->res.body);
+			pthread_mutex_unlock(&cache_lock);
+			return 1;
+		}
+		pthread_cond_wait(&cache_filled, &cache_lock);
+	}
+	if (e == NULL)
+	{
+		Entry	   *oldest = &entries[0];
+
+		for (int i = 0; i < CACHE_SLOTS; i++)
+		{
+			if (entries[i].key == NULL)
+			{
+				oldest = &entries[i];
+				break;
+			}
+			if (!entries[i].filling && entries[i].at_ms < oldest->at_ms)
+				oldest = &entries[i];
+		}
+		e = oldest;
+		free(e->key);
+		free(e->res.body);
+		e->key = jobq_xstrdup(key);
+		e->res.body = NULL;
+	}
+	e->filling = 1;
+	e->at_ms = now_ms();
+	pthread_mutex_unlock(&cache_lock);
+	return 0;
+}
+
+void
+web_cache_put(const char *key, const WebResult *res)
+{
+	Entry	   *e;
+
+	pthread_mutex_lock(&cache_lock);
+	e = find(key);
+	if (e != NULL)
+	{
+		e->filling = 0;
+		free(e->res.body);
+		if (res->status == 200)
+		{
+			e->res.status = res->status;
+			e->res.body = jobq_xstrdup(res->body);
+			e->at_ms = now_ms();
+		}
+		else
+		{
+			/* nothing kept: the next request asks again */
+			free(e->key);
+			e->key = NULL;
+			e->res.body = NULL;
+		}
+	}
+	pthread_cond_broadcast(&cache_filled);
+	pthread_mutex_unlock(&cache_lock);
+}
+
+/* after an action: every kept answer may be stale now */
+void
+web_cache_invalidate(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		if (entries[i].key != NULL && !entries[i].filling)
+			entries[i].at_ms = INT64_MIN / 2;
+	pthread_mutex_unlock(&cache_lock);
+}

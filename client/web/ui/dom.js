@@ -1,0 +1,66 @@
+// dom.js: building the page.  Every text goes in through textContent or
+// createTextNode, never innerHTML: job payloads and errors are data.
+
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = v;
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+export function clear(el) {
+  while (el.firstChild) el.removeChild(el.firstChild);
+  return el;
+}
+
+export function toast(message, kind) {
+  const box = document.getElementById('toasts');
+  const t = h('div', { class: 'toast ' + (kind || 'ok'), text: message });
+  box.append(t);
+  setTimeout(() => t.remove(), 6000);
+}
+
+// A button that runs an async action once at a time: disabled while it
+// runs, so it cannot be submitted twice.
+export function actionButton(label, action, opts) {
+  const b = h('button', { type: 'button', class: (opts && opts.class) || '' }, label);
+  b.addEventListener('click', async () => {
+    if (b.disabled) return;
+    b.disabled = true;
+    b.setAttribute('aria-busy', 'true');
+    try {
+      const msg = await action();
+      if (msg) toast(msg, 'ok');
+    } catch (e) {
+      toast(e.message, 'error');
+    } finally {
+      b.disabled = false;
+      b.removeAttribute('aria-busy');
+    }
+  });
+  return b;
+}
+
+export function fmtTime(ts) {
+  if (!ts) return '';
+  const d = new Date(ts);
+  return isNaN(d) ? String(ts) : d.toLocaleString();
+}
+
+export function fmtNum(n) {
+  return n === null || n === undefined ? '' : Number(n).toLocaleString();
+}
+
+// a link inside the app (handled by the router in main.js)
+export function link(href, text) {
+  return h('a', { href, 'data-route': true }, text);
+}

@@ -1,0 +1,149 @@
+/*-------------------------------------------------------------------------
+ *
+ * web.h
+ *	  jobq-web, the operator's dashboard: what its files share.
+ *
+ * main.c parses the options and starts the daemon; http.c is the
+ * libmicrohttpd access handler (routing, limits, headers, cross-origin
+ * checks, static assets); auth.c the users file and the failure limit;
+ * db.c the connection pool and the one transaction shape every request
+ * runs in; api.c the endpoints; cache.c the per-endpoint result cache;
+ * the UI (the files of ui/) is compiled in by embed.py as build/web/assets.c.
+ *
+ * Copyright (c) 2026, the jobq developers
+ *
+ * IDENTIFICATION
+ *	  client/web/web.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JOBQ_WEB_H
+#define JOBQ_WEB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WEB_BODY_MAX (64 * 1024)	/* request body cap */
+#define WEB_CONN_LIMIT 64
+#define WEB_PER_IP_LIMIT 16
+#define WEB_CONN_TIMEOUT_S 30
+#define WEB_AUTH_FAILURES_PER_MIN 10
+#define WEB_MAX_TRUSTED_ORIGINS 16
+
+/* The options, set once by main.c before the daemon starts. */
+typedef struct WebConfig
+{
+	const char *conninfo;
+	const char *schema;
+	char		listen_host[256];
+	int			listen_port;
+	int			loopback;		/* listen address is a loopback one */
+	const char *auth_file;		/* NULL: --auth none */
+	char		prefix[256];	/* "" or "/jobq" (no trailing slash) */
+	int			read_only;
+	int			query_timeout_ms;
+	int			min_refresh_ms;
+	int			threads;
+	const char *trusted_origins[WEB_MAX_TRUSTED_ORIGINS];
+	int			ntrusted_origins;
+} WebConfig;
+
+extern WebConfig web_config;
+
+/* log lines on stderr, with a timestamp and a level */
+void		web_log(const char *level, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+
+/* auth.c */
+typedef struct WebUser
+{
+	char		name[128];
+	char		role[128];		/* PostgreSQL role to SET ROLE to, "" for none */
+} WebUser;
+
+int			web_auth_load(const char *path, char *err, size_t errlen);
+/* 1 ok (user filled), 0 wrong, -1 too many failures from this address */
+int			web_auth_check(const char *authorization, const char *ip, WebUser *user);
+
+/* db.c: one result of a request, as HTTP sees it */
+typedef struct WebResult
+{
+	int			status;			/* HTTP status */
+	char	   *body;			/* JSON, malloc'd */
+} WebResult;
+
+typedef enum WebStmt
+{
+	ST_OVERVIEW_STATS,
+	ST_OVERVIEW_COUNTS,
+	ST_HEALTH,
+	ST_QUEUES,
+	ST_JOBS,
+	ST_JOBS_V1,
+	ST_JOB,
+	ST_METRICS,
+	ST_WORKERS,
+	ST_PAUSE,
+	ST_RESUME,
+	ST_SWEEP,
+	ST_ENQUEUE,
+	ST_RETRY,
+	ST_CANCEL,
+	ST_READY,
+	ST_SESSION,
+	ST__COUNT
+} WebStmt;
+
+/* what the database offers, found at connect (1 = present) */
+typedef struct WebFeatures
+{
+	int			known;
+	int			counts;			/* jobq_counts() */
+	int			health;			/* jobq_health() */
+	int			list_keyset;	/* jobq_list with after and filters */
+	int			metrics;		/* jobq_metrics() */
+	int			workers;		/* jobq_workers() */
+	int			actor;			/* the jobq.actor setting exists */
+} WebFeatures;
+
+int			web_db_init(int nconns, char *err, size_t errlen);
+void		web_db_features(WebFeatures *f);
+/*
+ * web_db_run: run the statements in one transaction as user (NULL:
+ * the connection's role), under the query timeout; mutating says
+ * whether jobq.actor is set.  Each statement returns one text column of
+ * JSON in one row, or no row.  Without names the body is the one
+ * statement's JSON (status 404 when it returned no row); with names it is
+ * an object of each statement's JSON under its name (null for no row).
+ * Errors: see map_error in db.c.
+ */
+WebResult	web_db_run(const WebUser *user, int mutating, int nstmts, const WebStmt *stmts,
+					   const char *const *names, const int *nparams,
+					   const char *const *const *params);
+int			web_db_ready(void);
+
+/* cache.c */
+int			web_cache_get(const char *key, WebResult *out);
+void		web_cache_put(const char *key, const WebResult *res);
+void		web_cache_invalidate(void);
+
+/* api.c: route one /api/ request (path after "/api"); the body may be NULL */
+struct MHD_Connection;
+WebResult	web_api(struct MHD_Connection *conn, const char *method, const char *path,
+					const char *body, size_t bodylen, const WebUser *user);
+WebResult	web_error(int status, const char *message);
+
+/* assets (generated) */
+typedef struct WebAsset
+{
+	const char *path;			/* "/app.js" */
+	const char *type;
+	const unsigned char *data;
+	size_t		len;
+	const char *etag;
+} WebAsset;
+
+extern const WebAsset web_assets[];
+extern const int web_nassets;
+
+#endif							/* JOBQ_WEB_H */

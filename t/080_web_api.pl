@@ -1,0 +1,288 @@
+# t/080_web_api.pl: jobq-web (doc/jobq-web.md) driven with curl against a
+# real cluster: a non-loopback listen without authentication refuses to
+# start; Basic authentication (no or wrong credentials 401, the failure
+# limit 429), acting as the user's PostgreSQL role (a read-only user's
+# forced POST is 403 and changes nothing); the cross-origin rules of
+# every unsafe method (Sec-Fetch-Site, Origin against Host, the
+# X-Jobq-Request header); JSON bodies only; the security headers on every
+# HTML answer and no-store on the API; job text served as JSON data;
+# --read-only, --prefix, the server-side cache, a statement timeout as 503
+# "narrow the filter", and PostgreSQL stopped while polling: /readyz and
+# --healthcheck fail, then recover.
+use strict;
+use warnings;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use JobqTest;
+use JSON::PP;
+
+my $web = JobqTest::worker_bin() =~ s/jobq-worker$/jobq-web/r;
+my $tmp = PostgreSQL::Test::Utils::tempdir();
+my $node = new_node('web');
+my $connstr = $node->connstr('postgres');
+
+# the connection role has no rights of its own (NOINHERIT): every request
+# runs as the role its user maps to
+$node->safe_psql('postgres', q{
+	CREATE ROLE jobq_web LOGIN NOINHERIT;
+	GRANT jobq_admin, jobq_monitor TO jobq_web;
+	SELECT jobq_create_queue('mails');
+	SELECT jobq_create_queue('big');
+	SELECT jobq_enqueue('mails', '{"to": "<img src=x onerror=alert(1)>"}');
+});
+$node->safe_psql('postgres',
+	q{SELECT count(*) FROM generate_series(0, 4) b, LATERAL jobq_enqueue_batch('big',
+	    (SELECT array_agg(jsonb_build_object('n', i)) FROM generate_series(b * 10000, b * 10000 + 9999) i))});
+my $webconn = "$connstr user=jobq_web";
+
+# start_web(ARGS...): a running jobq-web on a free loopback port
+my $nweb = 0;
+sub start_web
+{
+	my @args = @_;
+	my $log = "$tmp/web" . ++$nweb . '.log';
+	my $h = IPC::Run::start([ $web, '-d', $webconn, '--listen', '127.0.0.1:0', @args ], '>&', $log);
+	my $port;
+	for (1 .. 200)
+	{
+		if (-e $log && slurp_file($log) =~ m{listening on http://[0-9.]+:(\d+)})
+		{
+			$port = $1;
+			last;
+		}
+		usleep(50_000);
+	}
+	die "jobq-web did not start:\n" . (-e $log ? slurp_file($log) : '') unless $port;
+	return { h => $h, port => $port, log => $log };
+}
+
+# req(W, METHOD, PATH, [HEADERS], [BODY]): (status, headers, body) with curl
+sub req
+{
+	my ($w, $method, $path, $headers, $body) = @_;
+	my @cmd = ('curl', '-s', '-S', '--max-time', '20', '-X', $method, '-D', "$tmp/h", '-o', "$tmp/b",
+		'-w', '%{http_code}');
+	push @cmd, '-H', $_ for @{ $headers // [] };
+	push @cmd, '--data-binary', $body if defined $body;
+	push @cmd, "http://127.0.0.1:$w->{port}$path";
+	my ($out, $err) = ('', '');
+	IPC::Run::run(\@cmd, '>', \$out, '2>', \$err);
+	return ($out, slurp_file("$tmp/h"), slurp_file("$tmp/b"));
+}
+
+sub paused
+{
+	return $node->safe_psql('postgres', "SELECT paused FROM jobq_queues() WHERE queue = '$_[0]'");
+}
+
+# --- a non-loopback listen without authentication refuses to start
+{
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ $web, '-d', $webconn, '--listen', '0.0.0.0:0' ], '>', \$out, '2>', \$err);
+	is($? >> 8, 2, 'a non-loopback listen without --auth: exit 2');
+	like($err, qr/refusing to listen on 0\.0\.0\.0 without authentication/, '... saying why');
+	IPC::Run::run([ $web, '--auth', 'bogus' ], '>', \$out, '2>', \$err);
+	like($err, qr/--auth must be none or basic:FILE/, 'an unknown --auth mode is refused');
+}
+
+# --- Basic authentication, mapped to PostgreSQL roles
+my $hash_a = crypt('s3cret', '$6$saltsaltsalt$');
+my $hash_v = crypt('look', '$6$othersalt$');
+like($hash_a, qr/^\$6\$/, 'the system crypt makes SHA-512 hashes');
+open my $fh, '>', "$tmp/users" or die;
+print $fh "# dashboard users\nadmin:$hash_a:jobq_admin\nviewer:$hash_v:jobq_monitor\n";
+close $fh;
+my $b = start_web('--auth', "basic:$tmp/users", '--listen', '0.0.0.0:0');
+# wrong credentials count towards the limit; none at all (a browser's
+# first request) do not
+my $failures = 0;
+
+my ($code, $hdr, $body) = req($b, 'GET', '/api/session');
+is($code, 401, 'no credentials: 401');
+like($hdr, qr/^WWW-Authenticate: Basic realm="jobq-web"/mi, '... with a Basic challenge');
+use MIME::Base64;
+sub basic { return 'Authorization: Basic ' . encode_base64($_[0], ''); }
+($code) = req($b, 'GET', '/api/session', [ basic('admin:wrong') ]);
+is($code, 401, 'a wrong password: 401');
+$failures++;
+($code) = req($b, 'GET', '/api/session', [ basic('nobody:s3cret') ]);
+is($code, 401, 'an unknown user: 401');
+$failures++;
+($code) = req($b, 'GET', '/api/session', ['Authorization: Bearer xyz']);
+is($code, 401, 'another scheme: 401');
+$failures++;
+
+my $auth_admin = basic('admin:s3cret');
+my $auth_viewer = basic('viewer:look');
+
+($code, $hdr, $body) = req($b, 'GET', '/api/session', [$auth_admin]);
+is($code, 200, 'the right password: 200');
+my $s = decode_json($body);
+is_deeply([ $s->{user}, $s->{database}{role}, $s->{database}{admin} ? 1 : 0 ], [ 'admin', 'jobq_admin', 1 ],
+	'the request runs as the user\'s role (SET ROLE jobq_admin)');
+($code, $hdr, $body) = req($b, 'GET', '/api/session', [$auth_viewer]);
+$s = decode_json($body);
+is_deeply([ $s->{database}{role}, $s->{database}{admin} ? 1 : 0 ], [ 'jobq_monitor', 0 ],
+	'the viewer runs as jobq_monitor, without admin rights');
+
+# the read-only role cannot mutate, even through the API
+($code, $hdr, $body) = req($b, 'POST', '/api/queues/mails/pause', [ $auth_viewer, 'X-Jobq-Request: 1' ]);
+is($code, 403, 'a jobq_monitor user forcing POST pause: 403 (42501 from the server)');
+is(paused('mails'), 'f', '... and the queue is not paused');
+my $job1 = $node->safe_psql('postgres', "SELECT min(id) FROM jobq_list('mails')");
+$node->safe_psql('postgres', "SELECT jobq_cancel($job1)");
+($code) = req($b, 'POST', "/api/jobs/$job1/retry", [ $auth_viewer, 'X-Jobq-Request: 1' ]);
+is($code, 403, 'a jobq_monitor user forcing POST retry: 403');
+is($node->safe_psql('postgres', "SELECT state FROM jobq_job($job1)"), 'cancelled', '... and the job is unchanged');
+
+# cross-origin protection of unsafe methods
+($code, $hdr, $body) = req($b, 'POST', '/api/queues/mails/pause',
+	[ $auth_admin, 'Sec-Fetch-Site: cross-site', 'X-Jobq-Request: 1' ]);
+is($code, 403, 'Sec-Fetch-Site: cross-site: 403 (the custom header does not help)');
+($code) = req($b, 'POST', '/api/queues/mails/pause', [ $auth_admin, 'Sec-Fetch-Site: same-site' ]);
+is($code, 403, 'Sec-Fetch-Site: same-site: 403');
+($code) = req($b, 'POST', '/api/queues/mails/pause', [ $auth_admin, 'Origin: http://evil.example' ]);
+is($code, 403, 'a foreign Origin: 403');
+($code, $hdr, $body) = req($b, 'POST', '/api/queues/mails/pause', [$auth_admin]);
+is($code, 403, 'no Origin, no Sec-Fetch-Site, no X-Jobq-Request: 403');
+like($body, qr/X-Jobq-Request: 1/, '... naming the header that would pass');
+is(paused('mails'), 'f', 'none of the refused requests paused the queue');
+($code, $hdr, $body) = req($b, 'POST', '/api/queues/mails/pause', [ $auth_admin, 'X-Jobq-Request: 1' ]);
+is($code, 200, 'with X-Jobq-Request: 1 (curl in an incident): 200');
+is(paused('mails'), 't', '... and the queue is paused');
+($code) = req($b, 'POST', '/api/queues/mails/resume', [ $auth_admin, "Origin: http://127.0.0.1:$b->{port}" ]);
+is($code, 200, 'an Origin equal to Host: 200');
+($code) = req($b, 'POST', '/api/queues/mails/pause', [ $auth_admin, 'Sec-Fetch-Site: same-origin' ]);
+is($code, 200, 'Sec-Fetch-Site: same-origin: 200');
+is(paused('mails'), 't', '... paused');
+req($b, 'POST', '/api/queues/mails/resume', [ $auth_admin, 'X-Jobq-Request: 1' ]);
+
+# JSON bodies only, validated
+my @post = ($auth_admin, 'X-Jobq-Request: 1');
+($code) = req($b, 'POST', '/api/enqueue', [@post], '{"queue": "mails", "payload": 1}');
+is($code, 415, 'a body without Content-Type: application/json: 415');
+push @post, 'Content-Type: application/json';
+($code, $hdr, $body) = req($b, 'POST', '/api/enqueue', [@post], '{"queue": "mails", "payload": ');
+is($code, 400, 'a body that is not JSON: 400');
+($code, $hdr, $body) = req($b, 'POST', '/api/enqueue', [@post], '{"queue": "mails", "payload": 1, "evil": 2}');
+is($code, 400, 'an unknown member: 400');
+($code, $hdr, $body) = req($b, 'POST', '/api/enqueue', [@post], '{"queue": "mails", "payload": {"k": 1}, "priority": 5000}');
+is($code, 400, 'a priority the server refuses: 400');
+like($body, qr/"sqlstate": "22023"/, '... with its SQLSTATE');
+($code, $hdr, $body) = req($b, 'POST', '/api/enqueue', [@post],
+	'{"queue": "mails", "payload": {"html": "</script><script>alert(1)</script>"}, "priority": 7}');
+is($code, 200, 'a valid enqueue: 200');
+my $id = decode_json($body)->{id};
+is($node->safe_psql('postgres', "SELECT priority || ' ' || (payload->>'html') FROM jobq_job($id)"),
+	'7 </script><script>alert(1)</script>', '... the job is in the database as sent');
+($code) = req($b, 'POST', '/api/enqueue', [@post], '{"queue": "mails", "payload": "' . ('x' x 70000) . '"}');
+is($code, 413, 'a body over 64 kB: 413');
+($code, $hdr, $body) = req($b, 'GET', "/api/jobs/$id", [$auth_admin]);
+is(decode_json($body)->{payload}{html}, '</script><script>alert(1)</script>', 'the job\'s text comes back as JSON data');
+like($hdr, qr/^Content-Type: application\/json/mi, '... as application/json');
+like($hdr, qr/^Cache-Control: no-store/mi, 'the API answers with Cache-Control: no-store');
+unlike($body, qr/token/, 'a job never shows its token');
+($code) = req($b, 'GET', '/api/jobs/999999999', [$auth_admin]);
+is($code, 404, 'a job that does not exist: 404');
+($code, $hdr, $body) = req($b, 'GET', '/api/jobs?queue=mails&filters=%7B%22nope%22%3A1%7D', [$auth_admin]);
+is($code, 400, 'a bad filter: 400');
+($code, $hdr, $body) = req($b, 'GET', '/api/jobs?queue=mails&state=cancelled', [$auth_admin]);
+is_deeply([ map { $_->{id} } @{ decode_json($body)->{jobs} } ], [$job1], 'GET /api/jobs lists by state');
+($code, $hdr, $body) = req($b, 'POST', "/api/jobs/$job1/cancel", [@post], '{}');
+is_deeply(decode_json($body), { id => $job1 + 0, changed => JSON::PP::false }, 'cancel of a cancelled job: changed false');
+
+# the headers of every HTML answer
+for my $p ('/', '/jobs', "/jobs/$id", '/workers', '/assets/main.js', '/assets/style.css')
+{
+	($code, $hdr) = req($b, 'GET', $p, [$auth_admin]);
+	is($code, 200, "GET $p: 200");
+	like($hdr, qr/^Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self';/mi,
+		"... with the strict CSP");
+	like($hdr, qr/^X-Content-Type-Options: nosniff/mi, '... nosniff');
+	like($hdr, qr/^Referrer-Policy: same-origin/mi, '... Referrer-Policy');
+}
+($code, $hdr, $body) = req($b, 'GET', '/', [$auth_admin]);
+unlike($body, qr/<script>|<style|\sstyle=|\son[a-z]+=/i, 'index.html has no inline script or style');
+($code) = req($b, 'GET', '/', []);
+is($code, 401, 'the UI needs authentication too');
+
+# the failure limit: 10 a minute per address, then 429 even for the right password
+while ($failures < 10)
+{
+	($code) = req($b, 'GET', '/api/session', [ basic('admin:nope') ]);
+	is($code, 401, 'the tenth failure: still 401') if $failures == 9;
+	$failures++;
+}
+($code, $hdr) = req($b, 'GET', '/api/session', [$auth_admin]);
+is($code, 429, 'after 10 failures in a minute: 429, even with the right password');
+like($hdr, qr/^Retry-After: 60/mi, '... with Retry-After');
+($code) = req($b, 'GET', '/healthz', []);
+is($code, 200, '/healthz needs no authentication');
+$b->{h}->signal('TERM');
+$b->{h}->finish;
+
+# --- --read-only, --prefix and a statement timeout (auth none on loopback:
+# the connection role's own rights, here a superuser's)
+$webconn = $connstr;
+my $r = start_web('--read-only', '--prefix', '/jobq/', '--query-timeout', '1ms');
+($code) = req($r, 'POST', '/jobq/api/queues/mails/pause', ['X-Jobq-Request: 1']);
+is($code, 403, '--read-only: an unsafe method is 403');
+is(paused('mails'), 'f', '... and nothing changed');
+($code, $hdr, $body) = req($r, 'GET', '/jobq/api/session');
+is(decode_json($body)->{read_only}, JSON::PP::true, '--read-only: the session says so (the UI hides actions)');
+($code) = req($r, 'GET', '/healthz');
+is($code, 404, '--prefix: nothing outside the prefix');
+($code, $hdr, $body) = req($r, 'GET', '/jobq/jobs/1');
+like($body, qr{<base href="/jobq/">}, '--prefix: the UI\'s base is the prefix');
+($code, $hdr, $body) = req($r, 'GET', '/jobq/api/jobs?queue=big&filters=' . '%7B%22payload%22%3A%7B%22n%22%3A-1%7D%7D');
+is($code, 503, 'a query over the statement timeout: 503');
+like($body, qr/narrow the filter/, '... "narrow the filter"');
+unlike(slurp_file($r->{log}), qr/listening.*\n.*(?:ERROR|FATAL):/, 'the database error went to the log');
+like(slurp_file($r->{log}), qr/57014 canceling statement due to statement timeout/, '... which has it');
+$r->{h}->signal('TERM');
+$r->{h}->finish;
+
+# --- the cache, then PostgreSQL stopped while polling
+my $c = start_web('--min-refresh', '1h');
+my $ready = sub { (req($c, 'GET', '/api/overview'))[2] =~ /"queue":"mails"[^}]*"ready":(\d+)/ ? $1 : 'none' };
+my $before = $ready->();
+$node->safe_psql('postgres', "SELECT jobq_enqueue('mails', '{}')");
+is($ready->(), $before, 'a second poll within --min-refresh is answered from the cache');
+($code) = req($c, 'POST', '/api/sweep', ['X-Jobq-Request: 1']);
+is($code, 200, 'POST /api/sweep without a body: 200');
+is($ready->(), $before + 1, 'an action drops the cache: the next poll queries');
+
+my $check = sub {
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ $web, '--listen', "127.0.0.1:$c->{port}", '--healthcheck' ], '>', \$out, '2>', \$err);
+	return $? >> 8;
+};
+($code) = req($c, 'GET', '/readyz');
+is($code, 200, '/readyz: 200 with the database up');
+is($check->(), 0, '--healthcheck: exit 0');
+$node->stop('immediate');
+($code) = req($c, 'GET', '/readyz');
+is($code, 503, 'PostgreSQL stopped: /readyz 503');
+($code, $hdr, $body) = req($c, 'GET', '/api/jobs?queue=mails');
+is($code, 503, '... an API read 503');
+unlike($body, qr/connection|socket|server closed/i, '... saying nothing about the database');
+is($check->(), 1, '... --healthcheck exit 1');
+($code) = req($c, 'GET', '/healthz');
+is($code, 200, '... /healthz still 200 (the process is fine)');
+$node->start;
+my $ok = 0;
+for (1 .. 50)
+{
+	($code) = req($c, 'GET', '/readyz');
+	if ($code == 200) { $ok = 1; last; }
+	usleep(200_000);
+}
+ok($ok, 'PostgreSQL back: /readyz recovers');
+($code, $hdr, $body) = req($c, 'GET', '/api/jobs?queue=mails');
+is($code, 200, '... and so does the API');
+$c->{h}->signal('TERM');
+$c->{h}->finish;
+is($?, 0, 'SIGTERM: exit 0');
+
+done_testing();
