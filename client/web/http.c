@@ -51,14 +51,6 @@ static char *index_html;
 static size_t index_len;
 static const WebAsset *index_asset;
 
-int			web_http_init(void);
-void		web_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-							   enum MHD_RequestTerminationCode toe);
-enum MHD_Result web_http_handle(void *cls, struct MHD_Connection *c, const char *url,
-								const char *method, const char *version,
-								const char *upload_data, size_t *upload_data_size,
-								void **con_cls);
-
 int
 web_http_init(void)
 {

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <microhttpd.h>
+
 #define WEB_BODY_MAX (64 * 1024)	/* request body cap */
 #define WEB_CONN_LIMIT 64
 #define WEB_PER_IP_LIMIT 16
@@ -127,8 +129,16 @@ int			web_cache_get(const char *key, WebResult *out);
 void		web_cache_put(const char *key, const WebResult *res);
 void		web_cache_invalidate(void);
 
+/* http.c: the access handler and what it needs made once at start */
+int			web_http_init(void);
+void		web_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+							   enum MHD_RequestTerminationCode toe);
+enum MHD_Result web_http_handle(void *cls, struct MHD_Connection *c, const char *url,
+								const char *method, const char *version,
+								const char *upload_data, size_t *upload_data_size,
+								void **con_cls);
+
 /* api.c: route one /api/ request (path after "/api"); the body may be NULL */
-struct MHD_Connection;
 WebResult	web_api(struct MHD_Connection *conn, const char *method, const char *path,
 					const char *body, size_t bodylen, const WebUser *user);
 WebResult	web_error(int status, const char *message);
