@@ -192,8 +192,14 @@ is_deeply([ map { $_->{id} } @{ decode_json($body)->{jobs} } ], [$job1], 'GET /a
 ($code, $hdr, $body) = req($b, 'POST', "/api/jobs/$job1/cancel", [@post], '{}');
 is_deeply(decode_json($body), { id => $job1 + 0, changed => JSON::PP::false }, 'cancel of a cancelled job: changed false');
 
+# the schedules of the server, read as the viewer
+$node->safe_psql('postgres', "SELECT jobq_schedule('nightly', 'mails', '0 3 * * *', tz => 'Europe/Berlin')");
+($code, $hdr, $body) = req($b, 'GET', '/api/schedules', [$auth_viewer]);
+is_deeply([ map { "$_->{name} $_->{queue} $_->{expr} $_->{tz}" } @{ decode_json($body) } ],
+	['nightly mails 0 3 * * * Europe/Berlin'], 'GET /api/schedules: jobq_schedules()');
+
 # the headers of every HTML answer
-for my $p ('/', '/jobs', "/jobs/$id", '/workers', '/assets/main.js', '/assets/style.css')
+for my $p ('/', '/jobs', "/jobs/$id", '/workers', '/schedules', '/assets/main.js', '/assets/style.css')
 {
 	($code, $hdr) = req($b, 'GET', $p, [$auth_admin]);
 	is($code, 200, "GET $p: 200");

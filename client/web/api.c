@@ -14,6 +14,7 @@
  *	  GET  /api/jobs/ID              one job (never its token)
  *	  GET  /api/metrics?queue=Q&since=T&until=T&bucket=I
  *	  GET  /api/workers
+ *	  GET  /api/schedules
  *	  POST /api/queues/Q/pause, /api/queues/Q/resume
  *	  POST /api/sweep                {"queue": Q} or {}
  *	  POST /api/enqueue              {"queue": Q, "payload": ..., ...}
@@ -134,11 +135,12 @@ session(const WebUser *user)
 		jobq_buf_puts(&b, "null");
 	jobq_buf_printf(&b, ", \"read_only\": %s, \"database\": %s, \"endpoints\": {"
 					"\"overview\": true, \"queues\": true, \"jobs\": true, "
-					"\"jobs_keyset\": %s, \"metrics\": %s, \"workers\": %s, \"health\": %s, "
-					"\"counts\": %s}}",
+					"\"jobs_keyset\": %s, \"metrics\": %s, \"workers\": %s, \"schedules\": %s, "
+					"\"health\": %s, \"counts\": %s}}",
 					web_config.read_only ? "true" : "false", r.body,
 					f.list_keyset ? "true" : "false", f.metrics ? "true" : "false",
-					f.workers ? "true" : "false", f.health ? "true" : "false",
+					f.workers ? "true" : "false", f.schedules ? "true" : "false",
+					f.health ? "true" : "false",
 					f.counts ? "true" : "false");
 	jobq_xcheck(&b);
 	free(r.body);
@@ -307,6 +309,8 @@ web_api(struct MHD_Connection *c, const char *method, const char *path,
 		return get ? metrics(c, user) : web_error(405, "method not allowed");
 	if (strcmp(path, "/workers") == 0 && f.workers)
 		return get ? cached1(user, ST_WORKERS, 0, NULL) : web_error(405, "method not allowed");
+	if (strcmp(path, "/schedules") == 0 && f.schedules)
+		return get ? cached1(user, ST_SCHEDULES, 0, NULL) : web_error(405, "method not allowed");
 	if (strcmp(path, "/sweep") == 0)
 	{
 		char	   *q;

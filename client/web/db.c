@@ -74,6 +74,8 @@ static const char *const stmt_templates[ST__COUNT] = {
 	" coalesce($3::timestamptz, now()), coalesce($4::interval, interval '1 minute')) m",
 	[ST_WORKERS] =
 	"SELECT coalesce(json_agg(w ORDER BY w.name), '[]')::text FROM %s.jobq_workers() w",
+	[ST_SCHEDULES] =
+	"SELECT coalesce(json_agg(s ORDER BY s.name), '[]')::text FROM %s.jobq_schedules() s",
 	[ST_PAUSE] =
 	"SELECT json_build_object('queue', $1::text, 'paused', true)::text FROM %s.jobq_pause($1)",
 	[ST_RESUME] =
@@ -134,6 +136,7 @@ probe_features(PGconn *pg, const char *schema)
 		" coalesce(bool_or(p.proname = 'jobq_list' AND p.pronargs = 5), false),"
 		" coalesce(bool_or(p.proname = 'jobq_metrics'), false),"
 		" coalesce(bool_or(p.proname = 'jobq_workers'), false),"
+		" coalesce(bool_or(p.proname = 'jobq_schedules'), false),"
 		" EXISTS (SELECT FROM pg_settings WHERE name = 'jobq.actor')"
 		" FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
 		" WHERE n.nspname = $1 AND p.proname LIKE 'jobq\\_%'";
@@ -150,7 +153,8 @@ probe_features(PGconn *pg, const char *schema)
 		f.list_keyset = PQgetvalue(r, 0, 2)[0] == 't';
 		f.metrics = PQgetvalue(r, 0, 3)[0] == 't';
 		f.workers = PQgetvalue(r, 0, 4)[0] == 't';
-		f.actor = PQgetvalue(r, 0, 5)[0] == 't';
+		f.schedules = PQgetvalue(r, 0, 5)[0] == 't';
+		f.actor = PQgetvalue(r, 0, 6)[0] == 't';
 		pthread_mutex_lock(&pool_lock);
 		features = f;
 		pthread_mutex_unlock(&pool_lock);

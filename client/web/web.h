@@ -85,6 +85,7 @@ typedef enum WebStmt
 	ST_JOB,
 	ST_METRICS,
 	ST_WORKERS,
+	ST_SCHEDULES,
 	ST_PAUSE,
 	ST_RESUME,
 	ST_SWEEP,
@@ -105,6 +106,7 @@ typedef struct WebFeatures
 	int			list_keyset;	/* jobq_list with after and filters */
 	int			metrics;		/* jobq_metrics() */
 	int			workers;		/* jobq_workers() */
+	int			schedules;		/* jobq_schedules() */
 	int			actor;			/* the jobq.actor setting exists */
 } WebFeatures;
 

@@ -10,6 +10,7 @@ import { overviewPage } from './overview.js';
 import { jobsPage } from './jobs.js';
 import { jobPage } from './job.js';
 import { workersPage } from './workers.js';
+import { schedulesPage } from './schedules.js';
 
 const REFRESH_MS = 5000;
 const main = document.getElementById('main');
@@ -34,6 +35,7 @@ async function route() {
   else if (path === '/jobs') page = jobsPage;
   else if (/^\/jobs\/\d+$/.test(path)) { ctx.id = path.slice(6); page = jobPage; }
   else if (path === '/workers' && session.endpoints.workers) page = workersPage;
+  else if (path === '/schedules' && session.endpoints.schedules) page = schedulesPage;
   else {
     main.append(h('h1', { text: 'Not found' }), h('p', { text: path }));
     current = null;
@@ -89,6 +91,7 @@ async function start() {
   who.textContent = (session.user ? session.user + ' · ' : '') + session.database.role +
     (session.read_only ? ' · read-only' : '');
   document.getElementById('nav-workers').hidden = !session.endpoints.workers;
+  document.getElementById('nav-schedules').hidden = !session.endpoints.schedules;
   schedule();
   route();
 }
