@@ -27,11 +27,13 @@ cp "$bin/jobq-worker" "$bin/jobq" "$bin/jobq-http" "$bin/jobq-web" "$work/bin/"
 cp -r "$root/t" "$work/t"
 # the handler libraries of --persistent (client/handlers), for t/026
 cp -r "$root/client/handlers" "$work/handlers"
+# the browser test of jobq-web (client/web/test, with its node_modules), for t/081
+cp -r "$root/client/web/test" "$work/webtest"
 
 as_pg() { if [ "$(id -u)" = 0 ]; then chown -R postgres: "$work"; runuser -u postgres -- "$@"; else "$@"; fi; }
 cd "$work"
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(t/*.pl)
-as_pg env PATH="$pgbin:$PATH" JOBQ_BIN_DIR="$work/bin" JOBQ_HANDLERS_DIR="$work/handlers" \
+as_pg env PATH="$pgbin:$PATH" JOBQ_BIN_DIR="$work/bin" JOBQ_HANDLERS_DIR="$work/handlers" JOBQ_WEB_TEST_DIR="$work/webtest" \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" TESTDIR="$work" \
 	prove -I "$pgxs/src/test/perl" -I "$work/t" "${args[@]}"

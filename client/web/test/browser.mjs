@@ -1,0 +1,132 @@
+// client/web/test/browser.mjs: jobq-web in a real browser (Debian's
+// chromium, driven by playwright-core; run by t/081_web_browser.pl).
+//
+// Environment: WEB_URL (the dashboard, ending in "/"), SHOTS (a directory
+// for the screenshots), XSS_ID and DEAD_ID (job ids), MAILS_READY (the
+// ready count of queue "mails" the overview must show).  Prints one JSON
+// line per check: {"ok": true|false, "name": ..., "detail": ...}.
+//
+// Every page fails its checks on any request that leaves 127.0.0.1, any
+// CSP violation, console error, page error or dialog.
+
+import { chromium } from 'playwright-core';
+
+const base = process.env.WEB_URL;
+const shots = process.env.SHOTS;
+
+function check(ok, name, detail) {
+  console.log(JSON.stringify({ ok: !!ok, name, detail: detail === undefined ? null : String(detail) }));
+}
+
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+
+async function open(user, pass, viewport) {
+  const ctx = await browser.newContext({
+    httpCredentials: { username: user, password: pass },
+    viewport: viewport || { width: 1280, height: 900 },
+  });
+  const problems = [];
+  await ctx.route('**/*', (route) => {
+    const u = new URL(route.request().url());
+    if (u.hostname !== '127.0.0.1') {
+      problems.push('request leaving 127.0.0.1: ' + u.href);
+      return route.abort();
+    }
+    return route.continue();
+  });
+  await ctx.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation',
+      (e) => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));
+  });
+  const page = await ctx.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') problems.push('console error: ' + m.text()); });
+  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+  page.on('dialog', (d) => { problems.push('dialog: ' + d.message()); d.dismiss(); });
+  return { ctx, page, problems };
+}
+
+// true, or the elements wider than the viewport
+async function noHorizontalScroll(page) {
+  return page.evaluate(() => {
+    const w = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth <= w) return true;
+    const wide = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1)
+      .map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));
+    const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const r = document.createRange();
+      r.selectNodeContents(n);
+      if (r.getBoundingClientRect().right > w + 1) wide.push('text "' + n.textContent.slice(0, 40) + '" in ' + n.parentNode.tagName);
+    }
+    return 'scrollWidth ' + document.documentElement.scrollWidth + ' > ' + w + ': ' + wide.slice(0, 6).join(', ');
+  });
+}
+
+try {
+  // --- the admin: overview, job page, retry
+  const a = await open('admin', 's3cret');
+  await a.page.goto(base);
+  await a.page.waitForSelector('table.queues');
+  const row = a.page.locator('table.queues tr', { hasText: 'mails' });
+  const cells = await row.locator('td').allTextContents();
+  check(cells[1] === process.env.MAILS_READY, 'the overview shows the ready count of mails', cells.join('|'));
+  check(await a.page.locator('.strip .count').count() === 6, 'the counter strip has six counts');
+  check(await a.page.getByRole('button', { name: 'Pause' }).count() > 0, 'the admin sees Pause');
+  check(await a.page.locator('#auto').isChecked(), 'the auto switch is on by default');
+  await a.page.screenshot({ path: shots + '/overview.png', fullPage: true });
+
+  await a.page.goto(base + 'jobs/' + process.env.XSS_ID);
+  await a.page.waitForSelector('pre.json');
+  const payload = await a.page.locator('pre.json').first().textContent();
+  check(payload.includes('<img src=x onerror=alert(1)>') && payload.includes('</script><script>'),
+    'the payload shows as text', payload);
+  const errors = await a.page.locator('ol.timeline').textContent();
+  check(errors.includes('<img src=x onerror=alert(1)>'), 'the error shows as text', errors);
+  check(await a.page.locator('main img, main script').count() === 0, 'no element was made from job text');
+  await a.page.screenshot({ path: shots + '/job.png', fullPage: true });
+
+  await a.page.goto(base + 'jobs?queue=mails&state=dead');
+  await a.page.waitForSelector('table.jobs');
+  const retry = a.page.locator(`table.jobs tr:has(a[href="jobs/${process.env.DEAD_ID}"])`)
+    .getByRole('button', { name: 'Retry' });
+  await retry.click();
+  await a.page.locator('#toasts .toast', { hasText: 'job ' + process.env.DEAD_ID + ' retried' }).waitFor();
+  check(true, 'Retry on a dead job: the toast says retried');
+  await a.page.screenshot({ path: shots + '/jobs.png', fullPage: true });
+  check(a.problems.length === 0, 'admin pages: no foreign request, CSP violation, console error or dialog',
+    a.problems.join('; '));
+  await a.ctx.close();
+
+  // --- the viewer (jobq_monitor): no action anywhere
+  const v = await open('viewer', 'look');
+  await v.page.goto(base);
+  await v.page.waitForSelector('table.queues');
+  check(await v.page.locator('main button').count() === 0, 'the viewer sees no action on the overview');
+  await v.page.goto(base + 'jobs?queue=mails&state=cancelled');
+  await v.page.waitForSelector('table.jobs, main p.muted');
+  check(await v.page.locator('table.jobs button').count() === 0, 'the viewer sees no action on the jobs');
+  check(v.problems.length === 0, 'viewer pages: no foreign request, CSP violation, console error or dialog',
+    v.problems.join('; '));
+  await v.ctx.close();
+
+  // --- a phone's width: no horizontal scrolling
+  const p = await open('admin', 's3cret', { width: 390, height: 844 });
+  for (const path of ['', 'jobs?queue=mails', 'jobs/' + process.env.XSS_ID]) {
+    await p.page.goto(base + path);
+    await p.page.waitForLoadState('networkidle');
+    const r = await noHorizontalScroll(p.page);
+    check(r === true, 'phone width, /' + path + ': no horizontal scroll', r);
+  }
+  await p.page.goto(base);
+  await p.page.waitForSelector('table.queues');
+  await p.page.screenshot({ path: shots + '/phone.png', fullPage: true });
+  check(p.problems.length === 0, 'phone pages: no problems', p.problems.join('; '));
+} catch (e) {
+  check(false, 'the browser session ran to the end', e.stack);
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,88 @@
+# t/081_web_browser.pl: jobq-web in a real browser (Debian's chromium,
+# driven by playwright-core from client/web/test, installed by
+# test/install-deps.sh): the overview shows the database's numbers; a
+# payload and an error of <img src=x onerror=alert(1)> and </script><script>
+# show as text, with no dialog; Retry on a dead job says so and the
+# database agrees; the read-only user sees no action; a phone's width has
+# no horizontal scroll.  Every page fails on a request leaving 127.0.0.1, a
+# CSP violation or a console error (client/web/test/browser.mjs).  The
+# screenshots go to tmp_check/web-screenshots.  Skipped without chromium
+# or playwright-core.
+use strict;
+use warnings;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use JobqTest;
+use JSON::PP;
+
+my $pw = $ENV{JOBQ_WEB_TEST_DIR} // '';
+plan skip_all => 'no /usr/bin/chromium' unless -x '/usr/bin/chromium';
+plan skip_all => 'no playwright-core (npm ci in client/web/test)'
+  unless -d "$pw/node_modules/playwright-core";
+
+my $web = JobqTest::worker_bin() =~ s/jobq-worker$/jobq-web/r;
+my $tmp = PostgreSQL::Test::Utils::tempdir();
+my $shots = "$PostgreSQL::Test::Utils::tmp_check/web-screenshots";
+mkdir $shots;
+my $node = new_node('webui');
+$node->safe_psql('postgres', q{
+	CREATE ROLE jobq_web LOGIN NOINHERIT;
+	GRANT jobq_admin, jobq_monitor TO jobq_web;
+	SELECT jobq_create_queue('mails', max_attempts => 1);
+});
+my $xss = '<img src=x onerror=alert(1)>';
+my ($xss_id, $dead_id) = split /,/, $node->safe_psql('postgres', qq{
+	SELECT string_agg(id::text, ',' ORDER BY id) FROM jobq_enqueue_batch('mails',
+	  ARRAY['{"html": "$xss", "end": "</script><script>alert(2)</script>"}', '{"n": 2}']::jsonb[])
+});
+# both claimed and failed for good (max_attempts 1), the XSS as the error;
+# then seven ready jobs
+$node->safe_psql('postgres', qq{
+	SELECT jobq_fail(c.id, c.token, '$xss') FROM jobq_claim('mails', 'ui-test', 2) c;
+	SELECT count(*) FROM jobq_enqueue_batch('mails', (SELECT array_agg('{}'::jsonb) FROM generate_series(1, 7)));
+});
+my $ready = $node->safe_psql('postgres', "SELECT ready FROM jobq_stats('mails')");
+is($node->safe_psql('postgres', "SELECT string_agg(state, ',' ORDER BY id) FROM jobq_list('mails', 'dead')"),
+	'dead,dead', 'the two jobs are dead');
+
+my $hash_a = crypt('s3cret', '$6$saltsaltsalt$');
+my $hash_v = crypt('look', '$6$othersalt$');
+open my $fh, '>', "$tmp/users" or die;
+print $fh "admin:$hash_a:jobq_admin\nviewer:$hash_v:jobq_monitor\n";
+close $fh;
+my $log = "$tmp/web.log";
+my $h = IPC::Run::start([ $web, '-d', $node->connstr('postgres') . ' user=jobq_web', '--listen', '127.0.0.1:0',
+	'--auth', "basic:$tmp/users", '--min-refresh', '0' ], '>&', $log);
+my $port;
+for (1 .. 200)
+{
+	last if -e $log && (($port) = slurp_file($log) =~ m{listening on http://[0-9.]+:(\d+)});
+	usleep(50_000);
+}
+ok($port, 'jobq-web started');
+
+my ($out, $err) = ('', '');
+IPC::Run::run([ 'node', "$pw/browser.mjs" ], '>', \$out, '2>', \$err, init => sub {
+	$ENV{WEB_URL} = "http://127.0.0.1:$port/";
+	$ENV{SHOTS} = $shots;
+	$ENV{XSS_ID} = $xss_id;
+	$ENV{DEAD_ID} = $dead_id;
+	$ENV{MAILS_READY} = $ready;
+});
+diag($err) if $err ne '';
+my $n = 0;
+for my $line (split /\n/, $out)
+{
+	my $r = eval { decode_json($line) } or next;
+	ok($r->{ok}, $r->{name}) or diag($r->{detail} // '');
+	$n++;
+}
+is($n, 16, 'the browser ran every check');
+is($node->safe_psql('postgres', "SELECT state FROM jobq_job($dead_id)"), 'ready',
+	'the job retried in the browser is ready in the database');
+ok(-s "$shots/$_.png", "screenshot $_.png") for qw(overview job jobs phone);
+
+$h->signal('TERM');
+$h->finish;
+done_testing();
