@@ -121,6 +121,7 @@ is($code, 200, 'the right password: 200');
 my $s = decode_json($body);
 is_deeply([ $s->{user}, $s->{database}{role}, $s->{database}{admin} ? 1 : 0 ], [ 'admin', 'jobq_admin', 1 ],
 	'the request runs as the user\'s role (SET ROLE jobq_admin)');
+is($s->{endpoints}{counts}, JSON::PP::true, 'the overview counts with jobq_counts where the server has it');
 ($code, $hdr, $body) = req($b, 'GET', '/api/session', [$auth_viewer]);
 $s = decode_json($body);
 is_deeply([ $s->{database}{role}, $s->{database}{admin} ? 1 : 0 ], [ 'jobq_monitor', 0 ],
