@@ -4,7 +4,7 @@
 # payload and an error of <img src=x onerror=alert(1)> and </script><script>
 # show as text, with no dialog; Retry on a dead job says so and the
 # database agrees; the read-only user sees no action; a phone's width has
-# no horizontal scroll.  Every page fails on a request leaving 127.0.0.1, a
+# no horizontal scroll; the schedules and workers pages render.  Every page fails on a request leaving 127.0.0.1, a
 # CSP violation or a console error (client/web/test/browser.mjs).  The
 # screenshots go to tmp_check/web-screenshots.  Skipped without chromium
 # or playwright-core.
@@ -41,6 +41,7 @@ my ($xss_id, $dead_id) = split /,/, $node->safe_psql('postgres', qq{
 $node->safe_psql('postgres', qq{
 	SELECT jobq_fail(c.id, c.token, '$xss') FROM jobq_claim('mails', 'ui-test', 2) c;
 	SELECT count(*) FROM jobq_enqueue_batch('mails', (SELECT array_agg('{}'::jsonb) FROM generate_series(1, 7)));
+	SELECT jobq_schedule('nightly', 'mails', '0 3 * * *');
 });
 my $ready = $node->safe_psql('postgres', "SELECT ready FROM jobq_stats('mails')");
 is($node->safe_psql('postgres', "SELECT string_agg(state, ',' ORDER BY id) FROM jobq_list('mails', 'dead')"),
@@ -78,7 +79,7 @@ for my $line (split /\n/, $out)
 	ok($r->{ok}, $r->{name}) or diag($r->{detail} // '');
 	$n++;
 }
-is($n, 16, 'the browser ran every check');
+is($n, 18, 'the browser ran every check');
 is($node->safe_psql('postgres', "SELECT state FROM jobq_job($dead_id)"), 'ready',
 	'the job retried in the browser is ready in the database');
 ok(-s "$shots/$_.png", "screenshot $_.png") for qw(overview job jobs phone);

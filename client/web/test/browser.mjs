@@ -97,6 +97,13 @@ try {
   await a.page.locator('#toasts .toast', { hasText: 'job ' + process.env.DEAD_ID + ' retried' }).waitFor();
   check(true, 'Retry on a dead job: the toast says retried');
   await a.page.screenshot({ path: shots + '/jobs.png', fullPage: true });
+  await a.page.goto(base + 'schedules');
+  await a.page.waitForSelector('main table');
+  check((await a.page.locator('main table tbody tr').allTextContents()).join('|').includes('nightly'),
+    'the schedules page lists the schedule');
+  await a.page.goto(base + 'workers');
+  await a.page.locator('main p.muted', { hasText: 'No workers registered.' }).waitFor();
+  check(true, 'the workers page renders');
   check(a.problems.length === 0, 'admin pages: no foreign request, CSP violation, console error or dialog',
     a.problems.join('; '));
   await a.ctx.close();

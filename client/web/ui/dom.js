@@ -64,3 +64,19 @@ export function fmtNum(n) {
 export function link(href, text) {
   return h('a', { href, 'data-route': true }, text);
 }
+
+// A page that is one table of what GET path returns: the heading, "empty"
+// when there is no row, else the columns and one row per item.
+export function listPage(root, title, load, empty, columns, row) {
+  const list = h('div', { class: 'table-wrap' });
+  root.append(h('h1', { text: title }), list);
+  return {
+    async refresh() {
+      const items = await load();
+      if (!items.length) { clear(list).append(h('p', { class: 'muted', text: empty })); return; }
+      clear(list).append(h('table', {},
+        h('thead', {}, h('tr', {}, columns.map((c) => h('th', { text: c })))),
+        h('tbody', {}, items.map(row))));
+    },
+  };
+}
