@@ -79,7 +79,7 @@ for my $line (split /\n/, $out)
 	ok($r->{ok}, $r->{name}) or diag($r->{detail} // '');
 	$n++;
 }
-is($n, 18, 'the browser ran every check');
+is($n, 20, 'the browser ran every check');
 is($node->safe_psql('postgres', "SELECT state FROM jobq_job($dead_id)"), 'ready',
 	'the job retried in the browser is ready in the database');
 ok(-s "$shots/$_.png", "screenshot $_.png") for qw(overview job jobs phone);

@@ -91,6 +91,7 @@ try {
 
   await a.page.goto(base + 'jobs?queue=mails&state=dead');
   await a.page.waitForSelector('table.jobs');
+  check(await a.page.locator('#queue').inputValue() === 'mails', 'the queue chooser shows the queue of the URL');
   const retry = a.page.locator(`table.jobs tr:has(a[href="jobs/${process.env.DEAD_ID}"])`)
     .getByRole('button', { name: 'Retry' });
   await retry.click();
@@ -116,6 +117,11 @@ try {
   await v.page.goto(base + 'jobs?queue=mails&state=cancelled');
   await v.page.waitForSelector('table.jobs, main p.muted');
   check(await v.page.locator('table.jobs button').count() === 0, 'the viewer sees no action on the jobs');
+  await v.page.goto(base + 'jobs/' + process.env.XSS_ID);
+  await v.page.waitForSelector('pre.json');
+  const text = await v.page.locator('main').innerText();
+  check(!text.includes('[object') && !/(^|\n)(null|undefined)(\n|$)/.test(text) &&
+    await v.page.locator('main button').count() === 0, 'the viewer\'s job page: no action, no stray text', text);
   check(v.problems.length === 0, 'viewer pages: no foreign request, CSP violation, console error or dialog',
     v.problems.join('; '));
   await v.ctx.close();

@@ -10,6 +10,12 @@ export function h(tag, attrs, ...children) {
     else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
     else el.setAttribute(k, v === true ? '' : String(v));
   }
+  return put(el, children);
+}
+
+// append children: nested arrays flattened, null/undefined/false skipped,
+// anything else that is not a node as text
+function put(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
@@ -20,6 +26,11 @@ export function h(tag, attrs, ...children) {
 export function clear(el) {
   while (el.firstChild) el.removeChild(el.firstChild);
   return el;
+}
+
+// replace el's children
+export function fill(el, ...children) {
+  return put(clear(el), children);
 }
 
 export function toast(message, kind) {
@@ -73,8 +84,8 @@ export function listPage(root, title, load, empty, columns, row) {
   return {
     async refresh() {
       const items = await load();
-      if (!items.length) { clear(list).append(h('p', { class: 'muted', text: empty })); return; }
-      clear(list).append(h('table', {},
+      if (!items.length) { fill(list, h('p', { class: 'muted', text: empty })); return; }
+      fill(list, h('table', {},
         h('thead', {}, h('tr', {}, columns.map((c) => h('th', { text: c })))),
         h('tbody', {}, items.map(row))));
     },

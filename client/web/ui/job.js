@@ -3,7 +3,7 @@
 // returns the token.
 
 import { get } from './api.js';
-import { clear, fmtTime, h, link } from './dom.js';
+import { fmtTime, h, link, fill } from './dom.js';
 import { jobActions } from './jobs.js';
 
 function json(v) {
@@ -19,13 +19,13 @@ export function jobPage(root, ctx) {
       try {
         j = await get('/jobs/' + ctx.id);
       } catch (e) {
-        if (e.status === 404) { clear(body).append(h('p', { text: 'No such job (or it was purged).' })); return; }
+        if (e.status === 404) { fill(body, h('p', { text: 'No such job (or it was purged).' })); return; }
         throw e;
       }
       const fields = ['queue', 'state', 'priority', 'attempt', 'max_attempts', 'run_at', 'locked_until', 'worker',
         'enqueued_at', 'claimed_at', 'finished_at', 'dedupe_key'];
       const errors = Array.isArray(j.errors) ? j.errors : [];
-      clear(body).append(
+      fill(body, 
         h('dl', { class: 'fields' }, fields.map((f) => [h('dt', { text: f }),
           h('dd', {}, f === 'queue' ? link('jobs?queue=' + encodeURIComponent(j.queue), j.queue)
             : /_at$|_until$/.test(f) ? fmtTime(j[f]) : (j[f] === null ? '' : String(j[f])))])),

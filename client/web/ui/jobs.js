@@ -4,7 +4,7 @@
 // history entry, so "Previous" and the browser's back button agree.
 
 import { get, post } from './api.js';
-import { actionButton, clear, fmtTime, h, link } from './dom.js';
+import { actionButton, clear, fmtTime, h, link, fill } from './dom.js';
 
 const STATES = ['', 'ready', 'delayed', 'running', 'completed', 'dead', 'cancelled'];
 const FILTERS = [
@@ -66,15 +66,15 @@ export function jobsPage(root, ctx) {
     async refresh() {
       if (!queuesLoaded) {
         const qs = await get('/queues');
-        clear(queueSel).append(h('option', { value: '', text: '—' }), qs.map((q) => h('option', { value: q.queue, selected: q.queue === queue, text: q.queue })));
+        fill(queueSel, h('option', { value: '', text: '—' }), qs.map((q) => h('option', { value: q.queue, selected: q.queue === queue, text: q.queue })));
         queuesLoaded = true;
       }
       if (!queue) {
-        clear(list).append(h('p', { class: 'muted', text: 'Choose a queue.' }));
+        fill(list, h('p', { class: 'muted', text: 'Choose a queue.' }));
         return;
       }
       const r = await get('/jobs', { queue, state, after, limit: 50, filters: JSON.stringify(filters) === '{}' ? '' : JSON.stringify(filters) });
-      clear(list).append(jobsTable(r.jobs, ctx, page));
+      fill(list, jobsTable(r.jobs, ctx, page));
       if (r.scan_truncated) list.append(h('p', { class: 'muted', text: 'The scan stopped at the server\'s limit: more matches may follow.' }));
       clear(pager);
       if (after) {

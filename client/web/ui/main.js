@@ -5,7 +5,7 @@
 // at one query per endpoint whatever the number of tabs).
 
 import { get, pagePath, url } from './api.js';
-import { clear, h, toast } from './dom.js';
+import { clear, h, toast, fill } from './dom.js';
 import { overviewPage } from './overview.js';
 import { jobsPage } from './jobs.js';
 import { jobPage } from './job.js';
@@ -84,7 +84,7 @@ async function start() {
   try {
     session = await get('/session');
   } catch (e) {
-    clear(main).append(h('h1', { text: 'jobq-web' }), h('p', { class: 'error', text: e.message }));
+    fill(main, h('h1', { text: 'jobq-web' }), h('p', { class: 'error', text: e.message }));
     return;
   }
   const who = document.getElementById('who');

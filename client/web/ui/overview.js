@@ -3,7 +3,7 @@
 // live worker, and the health findings when the server has jobq_health.
 
 import { get, post } from './api.js';
-import { actionButton, clear, fmtNum, h, link } from './dom.js';
+import { actionButton, clear, fmtNum, h, link, fill } from './dom.js';
 
 const STRIP = ['ready', 'delayed', 'running', 'expired', 'dead', 'completed'];
 
@@ -38,7 +38,7 @@ export function overviewPage(root, ctx) {
         strip.append(h('div', { class: 'count ' + k + (warn ? ' warn' : '') },
           h('span', { class: 'n', text: fmtNum(totals[k]) }), h('span', { class: 'k', text: k })));
       }
-      clear(table).append(queuesTable(ov.queues, workers, ctx, page));
+      fill(table, queuesTable(ov.queues, workers, ctx, page));
       clear(health);
       if (Array.isArray(ov.health) && ov.health.length) {
         health.append(h('h2', { text: 'Health' }),
