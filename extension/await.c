@@ -309,20 +309,48 @@ read_outcomes(Outcome *out, int n, Datum idarray, const AwaitArgs *args, bool re
 }
 
 /*
- * pq_check_connection: see wait.c for why it is declared here.
+ * pq_check_connection and FeBeWaitSet (the backend's wait set of its
+ * client socket, latch and postmaster death) are declared in libpq/libpq.h,
+ * which needs the GSSAPI headers of the server's build: see wait.c.  The
+ * socket is at position 0 of the set (FeBeWaitSetSocketPos), which has
+ * three events (FeBeWaitSetNEvents).
  */
 extern bool pq_check_connection(void);
+extern PGDLLIMPORT WaitEventSet *FeBeWaitSet;
+#define FEBE_SOCKET_POS		0
+#define FEBE_WAIT_EVENTS	3
 
 /*
  * await_sleep
- *	  Sleep up to timeout_ms or until a commit sets the latch; serve
- *	  interrupts (a cancel or statement_timeout ends the wait at once, with
- *	  its usual error), and end the backend if its client went away.
+ *	  Sleep up to timeout_ms, until a commit sets the latch or the client
+ *	  goes away; serve interrupts (a cancel or statement_timeout ends the
+ *	  wait at once, with its usual error), and end the backend if its
+ *	  client went away.
  */
 static void
 await_sleep(long timeout_ms)
 {
-	if (timeout_ms > 0)
+	if (timeout_ms > 0 && FeBeWaitSet != NULL)
+	{
+		WaitEvent	events[FEBE_WAIT_EVENTS];
+		int			n;
+
+		/*
+		 * The client's socket (watched for WL_SOCKET_CLOSED, as
+		 * pq_check_connection does), our latch and postmaster death: a
+		 * client that goes away ends the sleep at once, not at the next
+		 * recheck (an await may sleep for an hour).
+		 */
+		ModifyWaitEvent(FeBeWaitSet, FEBE_SOCKET_POS, WL_SOCKET_CLOSED, NULL);
+		n = WaitEventSetWait(FeBeWaitSet, timeout_ms, events, lengthof(events),
+							 PG_WAIT_EXTENSION);
+		for (int i = 0; i < n; i++)
+			if (events[i].events & WL_POSTMASTER_DEATH)
+				ereport(FATAL,
+						(errcode(ERRCODE_ADMIN_SHUTDOWN),
+						 errmsg("terminating connection due to unexpected postmaster exit")));
+	}
+	else if (timeout_ms > 0)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 timeout_ms, PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);

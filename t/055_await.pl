@@ -9,7 +9,8 @@
 # (jobq_await_many, 250 each: one session per awaiter would be too many
 # for a small CI machine) all wake, each once, when one complete_batch
 # finishes their jobs; 'attempt' mode returns on a retried failure; a
-# cancel ends the wait at once and frees its entries; and the procedure
+# cancel, or the client going away, ends the wait at once and frees its
+# entries; and the procedure
 # works through PgBouncer in transaction pooling (no LISTEN).
 use strict;
 use warnings;
@@ -177,6 +178,15 @@ $node->safe_psql('postgres',
 ($got, $err) = finish_psql($w);
 like($err, qr/canceling statement due to user request/, 'cancelled with its usual error');
 is(status('awaiting'), '0', 'the cancelled await freed its entry');
+
+# 4b. A client that goes away mid-wait frees its backend at once, not at
+# the recheck (60 s here, longer than poll's 30 s)
+$w = start_psql($db, "CALL jobq_await($id, '60 s')");
+ok(poll($sleeping, '1'), 'sleeps until its client goes away');
+$w->{h}->kill_kill;
+ok(poll("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CALL %jobq_await(%'", '0'),
+	'the backend of a vanished client ends');
+is(status('awaiting'), '0', 'and its entry is freed');
 
 # 5. 1,000 ids in four sessions, finished by one complete_batch of a queue
 # without history: every session gets all its results, every entry is
