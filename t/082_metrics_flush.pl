@@ -1,4 +1,4 @@
-# t/081_metrics_flush.pl: the stored metrics on a preloaded server (issue 14):
+# t/082_metrics_flush.pl: the stored metrics on a preloaded server (issue 14):
 # the sweeper writes the finished minute of the live ring once, exactly
 # (the counters and the histograms of what the minute did, complete,
 # oldest_ready_age of the backlog), jobq_metrics reads the same numbers
