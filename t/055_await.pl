@@ -59,20 +59,8 @@ sub finish_psql
 	return ($o, ${ $p->{err} });
 }
 
-sub poll
-{
-	my ($sql, $want, $secs) = @_;
-	my $deadline = time + ($secs // 30);
-	my $got = '';
-	while (time < $deadline)
-	{
-		$got = $node->safe_psql('postgres', $sql);
-		return 1 if $got eq $want;
-		usleep(20_000);
-	}
-	diag("timed out: $sql gave '$got', wanted '$want'");
-	return 0;
-}
+# poll(SQL, EXPECTED): JobqTest's wait_for on this node
+sub poll { return JobqTest::wait_for($node, @_); }
 
 sub status { return $node->safe_psql('postgres', "SELECT $_[0] FROM jobq_await_status()"); }
 
