@@ -79,6 +79,19 @@ try {
   check(await a.page.locator('#auto').isChecked(), 'the auto switch is on by default');
   await a.page.screenshot({ path: shots + '/overview.png', fullPage: true });
 
+  // the enqueue form: bad JSON is refused before sending, good JSON enqueues
+  const form = a.page.locator('form.enqueue');
+  await form.locator('textarea').fill('{"from": ');
+  let posted = 0;
+  a.page.on('request', (r) => { if (r.method() === 'POST' && r.url().endsWith('/api/enqueue')) posted++; });
+  await form.getByRole('button', { name: 'Enqueue' }).click();
+  check(await form.locator('textarea').evaluate((t) => !t.validity.valid) && posted === 0,
+    'the enqueue form refuses JSON that does not parse, without sending it');
+  await form.locator('textarea').fill('{"from": "the form"}');
+  await form.getByRole('button', { name: 'Enqueue' }).click();
+  await a.page.locator('#toasts .toast', { hasText: 'enqueued in mails' }).waitFor();
+  check(posted === 1, 'the enqueue form sends once and says so');
+
   await a.page.goto(base + 'jobs/' + process.env.XSS_ID);
   await a.page.waitForSelector('pre.json');
   const payload = await a.page.locator('pre.json').first().textContent();
@@ -87,6 +100,9 @@ try {
   const errors = await a.page.locator('ol.timeline').textContent();
   check(errors.includes('<img src=x onerror=alert(1)>'), 'the error shows as text', errors);
   check(await a.page.locator('main img, main script').count() === 0, 'no element was made from job text');
+  const cli = await a.page.locator('pre.cli').textContent();
+  check(cli.startsWith('jobq show ' + process.env.XSS_ID + '\njobq enqueue \'mails\' \'{"end":"</script>'),
+    'the job page has it as jobq commands', cli);
   await a.page.screenshot({ path: shots + '/job.png', fullPage: true });
 
   await a.page.goto(base + 'jobs?queue=mails&state=dead');
@@ -121,7 +137,8 @@ try {
   await v.page.waitForSelector('pre.json');
   const text = await v.page.locator('main').innerText();
   check(!text.includes('[object') && !/(^|\n)(null|undefined)(\n|$)/.test(text) &&
-    await v.page.locator('main button').count() === 0, 'the viewer\'s job page: no action, no stray text', text);
+    await v.page.getByRole('button', { name: /Retry|Cancel/ }).count() === 0,
+    'the viewer\'s job page: no action, no stray text', text);
   check(v.problems.length === 0, 'viewer pages: no foreign request, CSP violation, console error or dialog',
     v.problems.join('; '));
   await v.ctx.close();

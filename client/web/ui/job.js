@@ -3,8 +3,40 @@
 // returns the token.
 
 import { get } from './api.js';
-import { fmtTime, h, link, fill } from './dom.js';
+import { fmtTime, h, link, fill, toast } from './dom.js';
 import { jobActions } from './jobs.js';
+
+// a word for a POSIX shell, in single quotes
+function sh(s) {
+  return "'" + String(s).replace(/'/g, "'\\''") + "'";
+}
+
+// the jobq commands that show this job and enqueue a copy of it
+function cliCommands(j) {
+  const enqueue = ['jobq', 'enqueue', sh(j.queue), sh(JSON.stringify(j.payload === undefined ? null : j.payload))];
+  if (j.priority) enqueue.push('--priority=' + j.priority);
+  if (j.dedupe_key) enqueue.push('--key=' + sh(j.dedupe_key));
+  return ['jobq show ' + j.id, enqueue.join(' ')];
+}
+
+function copyBox(lines) {
+  const text = lines.join('\n');
+  const code = h('pre', { class: 'cli', text });
+  const button = h('button', { type: 'button', text: 'Copy' });
+  button.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      toast('copied', 'ok');
+    } catch (e) {
+      const r = document.createRange();
+      r.selectNodeContents(code);
+      getSelection().removeAllRanges();
+      getSelection().addRange(r);
+      toast('selected: copy it with your keyboard', 'ok');
+    }
+  });
+  return h('div', {}, code, button);
+}
 
 function json(v) {
   return v === null || v === undefined ? '(none)' : JSON.stringify(v, null, 2);
@@ -36,7 +68,8 @@ export function jobPage(root, ctx) {
         errors.length ? h('ol', { class: 'timeline' }, errors.map((e) => h('li', {},
           h('div', { class: 'muted', text: [e.attempt !== undefined ? 'attempt ' + e.attempt : '', fmtTime(e.at || e.failed_at || e.finished_at), e.worker || ''].filter(Boolean).join(' · ') }),
           h('pre', { class: 'error-text', text: typeof e === 'string' ? e : (e.error !== undefined ? String(e.error) : JSON.stringify(e)) }))))
-          : h('p', { class: 'muted', text: 'No errors.' }));
+          : h('p', { class: 'muted', text: 'No errors.' }),
+        h('h2', { text: 'As a jobq command' }), copyBox(cliCommands(j)));
     },
   };
   return page;

@@ -22,7 +22,9 @@ let timer = null;
 function canAct(what) {
   if (!session || session.read_only) return false;
   const db = session.database || {};
-  return what === 'sweep' ? db.admin || db.worker : !!db.admin;
+  if (what === 'sweep') return !!(db.admin || db.worker);
+  if (what === 'enqueue') return !!(db.admin || db.producer);
+  return !!db.admin;
 }
 
 async function route() {

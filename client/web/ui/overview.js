@@ -3,7 +3,7 @@
 // live worker, and the health findings when the server has jobq_health.
 
 import { get, post } from './api.js';
-import { actionButton, clear, fmtNum, h, link, fill } from './dom.js';
+import { actionButton, clear, fmtNum, h, link, fill, toast } from './dom.js';
 
 const STRIP = ['ready', 'delayed', 'running', 'expired', 'dead', 'completed'];
 
@@ -22,9 +22,14 @@ export function overviewPage(root, ctx) {
     }));
   }
 
+  let enqueueForm = null;
   const page = {
     async refresh() {
       const ov = await get('/overview');
+      if (ctx.canAct('enqueue') && !enqueueForm && ov.queues.length) {
+        enqueueForm = enqueueBox(ov.queues.map((q) => q.queue), page);
+        root.append(enqueueForm);
+      }
       let workers = null;
       if (ctx.session.endpoints.workers) {
         try { workers = await get('/workers'); } catch (e) { workers = null; }
@@ -75,4 +80,43 @@ function queuesTable(queues, workers, ctx, page) {
           return q.queue + (q.paused ? ' resumed' : ' paused');
         })) : null);
     })));
+}
+
+// The enqueue form: the queue from the existing ones, the payload checked
+// as JSON before it is sent (the server checks it again).
+function enqueueBox(queues, page) {
+  const queue = h('select', { name: 'queue', 'aria-label': 'queue' }, queues.map((q) => h('option', { value: q, text: q })));
+  const payload = h('textarea', { name: 'payload', rows: 4, spellcheck: 'false', 'aria-label': 'payload (JSON)' }, '{}');
+  const priority = h('input', { name: 'priority', type: 'number', min: -1000, max: 1000, value: 0, 'aria-label': 'priority' });
+  const delay = h('input', { name: 'delay', placeholder: 'e.g. 5 minutes', 'aria-label': 'delay' });
+  const send = h('button', { type: 'submit', text: 'Enqueue' });
+  const form = h('form', { class: 'enqueue' },
+    h('label', {}, 'queue', queue), h('label', { class: 'wide' }, 'payload (JSON)', payload),
+    h('label', {}, 'priority', priority), h('label', {}, 'delay', delay), send);
+  payload.addEventListener('input', () => payload.setCustomValidity(''));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (send.disabled) return;
+    let value;
+    try {
+      value = JSON.parse(payload.value);
+    } catch (e) {
+      payload.setCustomValidity('not valid JSON: ' + e.message);
+      payload.reportValidity();
+      return;
+    }
+    const body = { queue: queue.value, payload: value, priority: Number(priority.value || 0) };
+    if (delay.value.trim()) body.delay = delay.value.trim();
+    send.disabled = true;
+    try {
+      const r = await post('/enqueue', body);
+      toast('job ' + r.id + ' enqueued in ' + body.queue, 'ok');
+      await page.refresh();
+    } catch (e) {
+      toast(e.message, 'error');
+    } finally {
+      send.disabled = false;
+    }
+  });
+  return h('section', { class: 'box' }, h('h2', { text: 'Enqueue a job' }), form);
 }
