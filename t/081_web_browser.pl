@@ -5,7 +5,8 @@
 # show as text, with no dialog; Retry on a dead job says so and the
 # database agrees; the read-only user sees no action; a phone's width has
 # no horizontal scroll; the enqueue form checks its JSON, and its job is
-# in the database; the job page has its jobq commands; the schedules and workers pages render.  Every page fails on a request leaving 127.0.0.1, a
+# in the database; the job page has its jobq commands; the queue page draws its charts; the schedules and workers pages
+# render.  Every page fails on a request leaving 127.0.0.1, a
 # CSP violation or a console error (client/web/test/browser.mjs).  The
 # screenshots go to tmp_check/web-screenshots.  Skipped without chromium
 # or playwright-core.
@@ -80,12 +81,12 @@ for my $line (split /\n/, $out)
 	ok($r->{ok}, $r->{name}) or diag($r->{detail} // '');
 	$n++;
 }
-is($n, 23, 'the browser ran every check');
+is($n, 25, 'the browser ran every check');
 is($node->safe_psql('postgres', "SELECT count(*) FROM jobq_list('mails', 'ready', filters => '{\"payload\": {\"from\": \"the form\"}}')"),
 	'1', 'the job of the enqueue form is in the database');
 is($node->safe_psql('postgres', "SELECT state FROM jobq_job($dead_id)"), 'ready',
 	'the job retried in the browser is ready in the database');
-ok(-s "$shots/$_.png", "screenshot $_.png") for qw(overview job jobs phone);
+ok(-s "$shots/$_.png", "screenshot $_.png") for qw(overview job jobs queue phone);
 
 $h->signal('TERM');
 $h->finish;

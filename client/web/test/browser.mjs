@@ -114,6 +114,12 @@ try {
   await a.page.locator('#toasts .toast', { hasText: 'job ' + process.env.DEAD_ID + ' retried' }).waitFor();
   check(true, 'Retry on a dead job: the toast says retried');
   await a.page.screenshot({ path: shots + '/jobs.png', fullPage: true });
+  // the queue page: counts, settings and three charts
+  await a.page.goto(base + 'queues/mails?range=6h');
+  await a.page.waitForSelector('svg.chart');
+  check(await a.page.locator('figure svg.chart').count() === 3, 'the queue page draws three charts');
+  check((await a.page.locator('.fields').textContent()).includes('max_attempts'), 'the queue page shows the settings');
+  await a.page.screenshot({ path: shots + '/queue.png', fullPage: true });
   await a.page.goto(base + 'schedules');
   await a.page.waitForSelector('main table');
   check((await a.page.locator('main table tbody tr').allTextContents()).join('|').includes('nightly'),

@@ -11,6 +11,7 @@ import { jobsPage } from './jobs.js';
 import { jobPage } from './job.js';
 import { workersPage } from './workers.js';
 import { schedulesPage } from './schedules.js';
+import { queuePage } from './queue.js';
 
 const REFRESH_MS = 5000;
 const main = document.getElementById('main');
@@ -36,6 +37,7 @@ async function route() {
   if (path === '/' || path === '') page = overviewPage;
   else if (path === '/jobs') page = jobsPage;
   else if (/^\/jobs\/\d+$/.test(path)) { ctx.id = path.slice(6); page = jobPage; }
+  else if (/^\/queues\/[a-z0-9_-]+$/.test(path)) { ctx.queue = path.slice(8); page = queuePage; }
   else if (path === '/workers' && session.endpoints.workers) page = workersPage;
   else if (path === '/schedules' && session.endpoints.schedules) page = schedulesPage;
   else {

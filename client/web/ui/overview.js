@@ -69,7 +69,7 @@ function queuesTable(queues, workers, ctx, page) {
       const badge = workers && !q.paused && Number(q.ready) > 0 && !servedBy(workers, q.queue)
         ? h('span', { class: 'badge warn', text: 'no workers' }) : null;
       return h('tr', {},
-        h('td', {}, link('jobs?queue=' + encodeURIComponent(q.queue), q.queue),
+        h('td', {}, link('queues/' + encodeURIComponent(q.queue), q.queue),
           q.paused ? h('span', { class: 'badge', text: 'paused' }) : null, badge),
         cols.map((c) => h('td', { class: 'num' + (c === 'expired' && q[c] > 0 ? ' warn' : '') },
           link('jobs?queue=' + encodeURIComponent(q.queue) + '&state=' + (c === 'expired' ? 'running' : c), fmtNum(q[c])))),

@@ -1,0 +1,74 @@
+// queue.js: one queue (/queues/<name>): its counts and settings,
+// pause/resume, and charts from jobq_metrics over a chosen range:
+// throughput (enqueued, completed, dead per bucket), wait and run latency
+// (p95), and the age of the oldest ready job (which a histogram of
+// finished jobs cannot show when a queue stalls).
+
+import { get, post } from './api.js';
+import { actionButton, fill, fmtNum, h, link } from './dom.js';
+import { fmtSeconds, intervalSeconds, lineChart } from './chart.js';
+
+// the counters of JOBQ_METRIC_COUNTERS, in their order
+const COUNTERS = ['enqueued', 'claimed', 'completed', 'retried', 'dead', 'cancelled', 'lease_expired', 'stale_acks'];
+const RANGES = [['1h', 1, '1 minute'], ['6h', 6, '5 minutes'], ['24h', 24, '15 minutes'], ['7d', 168, '1 hour']];
+
+export function queuePage(root, ctx) {
+  const name = ctx.queue;
+  const range = RANGES.find((r) => r[0] === ctx.params.get('range')) || RANGES[0];
+  const head = h('div', { class: 'row' });
+  const counts = h('section', { class: 'strip' });
+  const charts = h('section', { class: 'charts' });
+  const settings = h('section');
+  const ranges = h('nav', { class: 'tabs', 'aria-label': 'range' },
+    RANGES.map((r) => {
+      const a = link('queues/' + encodeURIComponent(name) + '?range=' + r[0], r[0]);
+      if (r === range) a.setAttribute('aria-current', 'page');
+      return a;
+    }));
+  fill(root, h('h1', { text: 'Queue ' + name }), head, counts,
+    ctx.session.endpoints.metrics ? [h('h2', { text: 'Over time' }), ranges, charts] : null, settings);
+
+  const page = {
+    async refresh() {
+      const ov = await get('/overview');
+      const q = ov.queues.find((x) => x.queue === name);
+      if (!q) { fill(head, h('p', { text: 'No such queue.' })); return; }
+      fill(head, q.paused ? h('span', { class: 'badge', text: 'paused' }) : null,
+        link('jobs?queue=' + encodeURIComponent(name), 'jobs'),
+        ctx.canAct('admin') ? actionButton(q.paused ? 'Resume' : 'Pause', async () => {
+          await post('/queues/' + encodeURIComponent(name) + (q.paused ? '/resume' : '/pause'), {});
+          await page.refresh();
+          return name + (q.paused ? ' resumed' : ' paused');
+        }) : null);
+      fill(counts, ['ready', 'delayed', 'running', 'expired', 'dead', 'completed', 'cancelled'].map((k) =>
+        h('div', { class: 'count' + (k === 'expired' && q[k] > 0 ? ' warn' : '') },
+          h('span', { class: 'n', text: fmtNum(q[k]) }), h('span', { class: 'k', text: k }))));
+      const qs = (await get('/queues')).find((x) => x.queue === name);
+      if (qs) {
+        fill(settings, h('h2', { text: 'Settings' }), h('dl', { class: 'fields' },
+          Object.entries(qs).filter(([k]) => k !== 'queue').map(([k, v]) => [h('dt', { text: k }), h('dd', { text: v === null ? '' : String(v) })])));
+      }
+      if (!ctx.session.endpoints.metrics) return;
+      // the period ends at the next whole minute, so every tab asks the
+      // same question for a minute and the server's cache answers them
+      const until = new Date(Math.ceil(Date.now() / 60000) * 60000);
+      const since = new Date(until.getTime() - range[1] * 3600 * 1000);
+      const rows = await get('/metrics', { queue: name, since: since.toISOString(), until: until.toISOString(), bucket: range[2] });
+      const times = rows.map((r) => r.bucket);
+      const counter = (c) => rows.map((r) => Number((r.counters || [])[COUNTERS.indexOf(c)] || 0));
+      const secs = (k) => rows.map((r) => intervalSeconds(r[k]));
+      fill(charts,
+        lineChart('jobs per ' + range[2], times, [
+          { name: 'enqueued', values: counter('enqueued'), colour: '#2457a6' },
+          { name: 'completed', values: counter('completed'), colour: '#2e7d32' },
+          { name: 'dead', values: counter('dead'), colour: '#a3161a' }]),
+        lineChart('latency p95', times, [
+          { name: 'wait', values: secs('wait_p95'), colour: '#a35a00' },
+          { name: 'run', values: secs('run_p95'), colour: '#6a3d9a' }], fmtSeconds),
+        lineChart('oldest ready job', times, [
+          { name: 'age', values: secs('oldest_ready_age'), colour: '#a35a00' }], fmtSeconds),
+        rows.some((r) => r.complete === false) ? h('p', { class: 'muted', text: 'Some buckets are incomplete (not over yet, or not seen by the live counters).' }) : null);
+    },
+  };
+  return page;
+}
