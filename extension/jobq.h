@@ -151,6 +151,8 @@ extern void jobq_relay_attach(int slot);
 extern bool jobq_relay_pending(void);
 extern long jobq_relay_next_round(void);
 extern void jobq_relay_round(void);
+extern void jobq_relay_schedules_changed(void);
+extern bool jobq_relay_take_schedules_changed(void);
 
 /* queues.c */
 extern void jobq_lock_queue_name(text *queue, int mode);

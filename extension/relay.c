@@ -81,6 +81,7 @@ typedef struct JobqRelay
 	Oid			dboid;			/* InvalidOid: no relay in this slot */
 	Latch	   *latch;			/* the relay's latch */
 	bool		overflow;		/* pending[] was full: notify every queue */
+	bool		schedules_changed;	/* a schedule was written: tick (tick.c) */
 	int			npending;
 	char		pending[JOBQ_RELAY_PENDING_MAX][JOBQ_QUEUE_NAME_MAX + 1];
 } JobqRelay;
@@ -120,6 +121,7 @@ jobq_relay_shmem_init(void)
 			relays[i].dboid = InvalidOid;
 			relays[i].latch = NULL;
 			relays[i].overflow = false;
+			relays[i].schedules_changed = false;
 			relays[i].npending = 0;
 		}
 	}
@@ -285,6 +287,51 @@ jobq_relay_attach(int slot)
 	LWLockRelease(r->lock);
 	my_relay = slot;
 	on_shmem_exit(relay_detach, (Datum) 0);
+}
+
+/*
+ * jobq_relay_schedules_changed
+ *	  Called at the commit of a transaction that wrote a schedule: tell the
+ *	  sweeper of this database (which also ticks its schedules) to read
+ *	  when the next tick is due, now rather than after its next sweep.
+ */
+void
+jobq_relay_schedules_changed(void)
+{
+	int			slot = jobq_relay_for_database();
+	JobqRelay  *r;
+	Latch	   *latch = NULL;
+
+	if (slot < 0)
+		return;
+	r = &relays[slot];
+	LWLockAcquire(r->lock, LW_EXCLUSIVE);
+	if (r->dboid == MyDatabaseId && r->latch != NULL)
+	{
+		r->schedules_changed = true;
+		latch = r->latch;
+	}
+	LWLockRelease(r->lock);
+	if (latch)
+		SetLatch(latch);
+}
+
+/*
+ * jobq_relay_take_schedules_changed
+ *	  The sweeper: whether a schedule was written since the last call.
+ */
+bool
+jobq_relay_take_schedules_changed(void)
+{
+	bool		changed;
+
+	if (my_relay < 0)
+		return false;
+	LWLockAcquire(relays[my_relay].lock, LW_EXCLUSIVE);
+	changed = relays[my_relay].schedules_changed;
+	relays[my_relay].schedules_changed = false;
+	LWLockRelease(relays[my_relay].lock);
+	return changed;
 }
 
 /*

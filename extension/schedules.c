@@ -41,6 +41,7 @@
  */
 #include "schedules.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -264,6 +265,37 @@ jobq_schedules_define_gucs(void)
 							100, 1, 10000,
 							PGC_SUSET, 0,
 							NULL, NULL, NULL);
+}
+
+/* Whether this transaction wrote a schedule (to wake the sweeper at commit) */
+static bool schedule_written = false;
+static bool xact_callback_registered = false;
+
+static void
+schedules_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT && schedule_written)
+		jobq_relay_schedules_changed();
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		schedule_written = false;
+}
+
+/*
+ * note_schedule_written
+ *	  The current transaction wrote a schedule's timing: at its commit,
+ *	  the database's sweeper is told to read when the next tick is due
+ *	  (a rollback, or a write that does not commit, tells it nothing).
+ */
+static void
+note_schedule_written(void)
+{
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(schedules_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
+	schedule_written = true;
 }
 
 /*
@@ -668,6 +700,7 @@ jobq_schedule(PG_FUNCTION_ARGS)
 		break;
 	}
 	jobq_spi_finish();
+	note_schedule_written();
 
 	if (next == DT_NOEND)
 		PG_RETURN_NULL();
@@ -809,6 +842,7 @@ jobq_resume_schedule(PG_FUNCTION_ARGS)
 						  args, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE, "resume schedule");
 	jobq_spi_finish();
+	note_schedule_written();
 	if (next == DT_NOEND)
 		PG_RETURN_NULL();
 	PG_RETURN_TIMESTAMPTZ(next);

@@ -19,8 +19,8 @@
  *
  * The sweeper also ticks its database's schedules (tick.c): it sleeps
  * until the earliest is due, or until its next sweep, after which it
- * reads them again (a schedule made meanwhile is seen within the sweep
- * interval).  Like the sweep, never during recovery.
+ * reads them again; the commit of a schedule's change wakes it to read
+ * them at once (relay.c).  Like the sweep, never during recovery.
  *
  * The sweeper is also its database's NOTIFY relay (relay.c): woken by a
  * producer's commit, it sends the pending notifications when the relay's
@@ -344,6 +344,9 @@ jobq_sweeper_main(Datum main_arg)
 			/* schedules made or changed meanwhile: read them after every pass */
 			next_tick = Min(next_tick, now);
 		}
+		/* a schedule written since: read when the next tick is due */
+		if (jobq_relay_take_schedules_changed())
+			next_tick = Min(next_tick, now);
 		/* schedules: never on a standby, from its promotion on */
 		if (!RecoveryInProgress() && now >= next_tick)
 		{
