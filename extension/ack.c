@@ -74,6 +74,11 @@ PG_FUNCTION_INFO_V1(jobq_release);
 						 "d.errors", RESULT) \
 	" WHERE " KEEPS_HISTORY("d.queue")
 
+/* The plain complete: the job, if its queue keeps no history ($3: none does) */
+#define COMPLETE_PLAIN_SQL \
+	"DELETE FROM jobq.jobs j" \
+	" WHERE j.id = $1 AND j.token = $2 AND ($3 OR NOT " KEEPS_HISTORY("j.queue") ")"
+
 /* The errors of a failed job (alias A): $4 now, $5 the text, $6 whether cut */
 #define FAIL_ERRORS_SQL(A, AT, MSG, TRUNC) \
 	JOBQ_ERRORS_APPEND_SQL(A ".errors", A ".attempt", AT, MSG, TRUNC)
@@ -91,6 +96,7 @@ enum
 {
 	ST_COMPLETE,
 	ST_COMPLETE_PLAIN,
+	ST_COMPLETE_PLAIN_COUNTED,
 	ST_COMPLETE_BATCH,
 	ST_COMPLETE_BATCH_PLAIN,
 	ST_ALREADY_COMPLETED,
@@ -123,11 +129,16 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" SELECT (SELECT count(*) FROM d), EXISTS (SELECT 1 FROM h),"
 		"   (SELECT d.queue FROM d), (SELECT d.claimed_at FROM d)",
 		4, {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID}},
-	/* $1 id, $2 token, $3 whether no queue keeps history */
+	/*
+	 * $1 id, $2 token, $3 whether no queue keeps history; _counted returns
+	 * what the counters need (counters.c), only when they count: a
+	 * RETURNING makes SPI build a result.
+	 */
 	[ST_COMPLETE_PLAIN] = {"complete_plain",
-		"DELETE FROM jobq.jobs j"
-		" WHERE j.id = $1 AND j.token = $2 AND ($3 OR NOT " KEEPS_HISTORY("j.queue") ")"
-		" RETURNING j.queue, j.claimed_at",
+		COMPLETE_PLAIN_SQL,
+		3, {INT8OID, UUIDOID, BOOLOID}},
+	[ST_COMPLETE_PLAIN_COUNTED] = {"complete_plain_counted",
+		COMPLETE_PLAIN_SQL " RETURNING j.queue, j.claimed_at",
 		3, {INT8OID, UUIDOID, BOOLOID}},
 	/* $1 ids, $2 tokens, $3 finished_at, $4 results */
 	[ST_COMPLETE_BATCH] = {"complete_batch",
@@ -292,9 +303,12 @@ complete_one_plain(Datum *values, bool any_history)
 	Datum		args[3] = {values[0], values[1], BoolGetDatum(!any_history)};
 	int			rc;
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE_PLAIN),
+	bool		counting = jobq_counters_available();
+
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements,
+									counting ? ST_COMPLETE_PLAIN_COUNTED : ST_COMPLETE_PLAIN),
 						  args, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_DELETE_RETURNING, "complete");
+	jobq_spi_check(rc, counting ? SPI_OK_DELETE_RETURNING : SPI_OK_DELETE, "complete");
 	jobq_count_rows(JOBQ_EV_COMPLETED_GONE, 1, 2, jobq_now());
 	return SPI_processed > 0;
 }

@@ -70,15 +70,15 @@ PG_FUNCTION_INFO_V1(jobq_claim_any);
 #define CLAIM_RETURN_SQL \
 	" WHERE j.id = o.id" \
 	" RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token," \
-	"   j.locked_until, j.enqueued_at, o.n, j.run_at, j.claimed_at"
+	"   j.locked_until, j.enqueued_at, o.n, j.run_at"
 
 /*
  * Columns of a claim statement: the 8 of jobq_claim's result, then n, then
- * what the counters need (counters.c): run_at and claimed_at
+ * what the counters need (counters.c): run_at
  */
 #define CLAIM_RESULT_COLS	8
 #define COL_CLAIM_POSITION	(CLAIM_RESULT_COLS + 1)
-#define CLAIM_COLS			(CLAIM_RESULT_COLS + 3)
+#define CLAIM_COLS			(CLAIM_RESULT_COLS + 2)
 
 /*
  * The statements.  Claims take $1 the queue name (claim_one) or names
@@ -326,11 +326,12 @@ claimed_row_cmp(const void *a, const void *b)
 /*
  * put_claimed_rows
  *	  Append the rows of the last claim statement to store in claim order
- *	  (by their position, the last column), without that column.  Returns
- *	  the last position.
+ *	  (by their position, COL_CLAIM_POSITION), without the columns after
+ *	  the result's, and count each claim (counters.c) as made at
+ *	  claimed_at, the statement's now.  Returns the last position.
  */
 static int64
-put_claimed_rows(Tuplestorestate *store, TupleDesc desc)
+put_claimed_rows(Tuplestorestate *store, TupleDesc desc, Datum claimed_at)
 {
 	SPITupleTable *tt = SPI_tuptable;
 	uint64		n = SPI_processed;
@@ -356,7 +357,7 @@ put_claimed_rows(Tuplestorestate *store, TupleDesc desc)
 	{
 		heap_deform_tuple(rows[i].tuple, tt->tupdesc, values, nulls);
 		tuplestore_putvalues(store, desc, values, nulls);
-		jobq_count_claim(values[1], values[3], values[7], values[9], values[10]);
+		jobq_count_claim(values[1], values[3], values[7], values[9], claimed_at);
 	}
 	last = rows[n - 1].position;
 	pfree(rows);
@@ -472,7 +473,7 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	PG_END_TRY();
 
 	claim_tokens_return(tokens_end, PG_GETARG_INT32(ARG_MAX_JOBS),
-						claimed > 0 ? put_claimed_rows(store, desc) : 0);
+						claimed > 0 ? put_claimed_rows(store, desc, values[1]) : 0);
 	jobq_spi_finish();
 	return (Datum) 0;
 }
