@@ -8,7 +8,7 @@
 # HTML answer and no-store on the API; job text served as JSON data;
 # --read-only, --prefix, the server-side cache, a statement timeout as 503
 # "narrow the filter", and PostgreSQL stopped while polling: /readyz and
-# --healthcheck fail, then recover.
+# --healthcheck fail, then recover; under valgrind, no memory error or leak.
 use strict;
 use warnings;
 use PostgreSQL::Test::Utils;
@@ -36,15 +36,18 @@ $node->safe_psql('postgres',
 	    (SELECT array_agg(jsonb_build_object('n', i)) FROM generate_series(b * 10000, b * 10000 + 9999) i))});
 my $webconn = "$connstr user=jobq_web";
 
-# start_web(ARGS...): a running jobq-web on a free loopback port
+# start_web(ARGS...): a running jobq-web on a free loopback port;
+# start_web_cmd([COMMAND...], ARGS...): the same with a command in front
 my $nweb = 0;
-sub start_web
+sub start_web { return start_web_cmd([], @_); }
+
+sub start_web_cmd
 {
-	my @args = @_;
+	my ($front, @args) = @_;
 	my $log = "$tmp/web" . ++$nweb . '.log';
-	my $h = IPC::Run::start([ $web, '-d', $webconn, '--listen', '127.0.0.1:0', @args ], '>&', $log);
+	my $h = IPC::Run::start([ @$front, $web, '-d', $webconn, '--listen', '127.0.0.1:0', @args ], '>&', $log);
 	my $port;
-	for (1 .. 200)
+	for (1 .. 600)
 	{
 		if (-e $log && slurp_file($log) =~ m{listening on http://[0-9.]+:(\d+)})
 		{
@@ -291,5 +294,30 @@ is($code, 200, '... and so does the API');
 $c->{h}->signal('TERM');
 $c->{h}->finish;
 is($?, 0, 'SIGTERM: exit 0');
+
+# --- under valgrind: no memory error and no leak over every kind of answer
+SKIP:
+{
+	skip 'valgrind is not installed', 2 unless grep { -x "$_/valgrind" } split /:/, $ENV{PATH};
+	my $vlog = "$tmp/valgrind.log";
+	my $v = start_web_cmd([ 'valgrind', '--leak-check=full', '--errors-for-leak-kinds=definite',
+		"--log-file=$vlog" ], '--auth', "basic:$tmp/users", '--threads', '2');
+	my @ok = ($auth_admin);
+	req($v, 'GET', $_, [@ok]) for ('/api/session', '/api/overview', '/api/overview', '/api/queues',
+		'/api/jobs?queue=mails', '/api/jobs?queue=mails&filters=%7B%22x%22%3A1%7D', "/api/jobs/$id",
+		'/api/jobs/999999', '/api/metrics?queue=mails', '/api/workers', '/api/schedules', '/',
+		'/assets/main.js', '/nope', '/readyz');
+	req($v, 'GET', '/api/session', [ basic('admin:wrong') ]);
+	req($v, 'POST', '/api/enqueue', [ @ok, 'X-Jobq-Request: 1', 'Content-Type: application/json' ],
+		'{"queue": "mails", "payload": {"v": 1}}');
+	req($v, 'POST', '/api/queues/mails/pause', [ @ok, 'Origin: http://evil' ]);
+	req($v, 'POST', '/api/queues/mails/pause', [ $auth_viewer, 'X-Jobq-Request: 1' ]);
+	req($v, 'POST', '/api/enqueue', [ @ok, 'X-Jobq-Request: 1', 'Content-Type: application/json' ], 'x' x 70000);
+	$v->{h}->signal('TERM');
+	$v->{h}->finish;
+	my $vg = slurp_file($vlog);
+	like($vg, qr/ERROR SUMMARY: 0 errors/, 'valgrind: no memory error');
+	like($vg, qr/definitely lost: 0 bytes|no leaks are possible/, 'valgrind: nothing definitely lost');
+}
 
 done_testing();
