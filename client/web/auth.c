@@ -10,7 +10,9 @@
  *
  *	  The hash is compared in constant time, and an unknown user costs the
  *	  same crypt() as a known one, so neither timing nor the answer tells
- *	  which users exist.  crypt_r keeps the threads apart.
+ *	  which users exist.  crypt_r keeps the threads apart.  A header that
+ *	  passed is remembered for a minute (compared in constant time too), so
+ *	  a polling browser does not cost one crypt() per request.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -32,6 +34,8 @@
 #define MAX_USERS 256
 #define MAX_HASH 256
 #define LIMIT_SLOTS 1024
+#define VERIFIED_SLOTS 64
+#define VERIFIED_SECONDS 60
 
 typedef struct User
 {
@@ -53,6 +57,17 @@ typedef struct Failures
 
 static Failures failures[LIMIT_SLOTS];
 static pthread_mutex_t failures_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Authorization headers that passed recently, and whose they were */
+typedef struct Verified
+{
+	char		header[512];
+	const User *user;
+	time_t		until;
+} Verified;
+
+static Verified verified[VERIFIED_SLOTS];
+static pthread_mutex_t verified_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int
 valid_name(const char *s, size_t len, size_t max)
@@ -208,6 +223,37 @@ failures_of(const char *ip, time_t now)
 	return oldest;
 }
 
+static const User *
+verified_lookup(const char *header, time_t now)
+{
+	const User *found = NULL;
+
+	pthread_mutex_lock(&verified_lock);
+	for (int i = 0; i < VERIFIED_SLOTS; i++)
+		if (verified[i].user != NULL && verified[i].until > now &&
+			const_equal(header, verified[i].header))
+			found = verified[i].user;
+	pthread_mutex_unlock(&verified_lock);
+	return found;
+}
+
+static void
+verified_store(const char *header, const User *u, time_t now)
+{
+	Verified   *slot = &verified[0];
+
+	if (strlen(header) >= sizeof(verified[0].header))
+		return;
+	pthread_mutex_lock(&verified_lock);
+	for (int i = 0; i < VERIFIED_SLOTS; i++)
+		if (verified[i].until < slot->until)
+			slot = &verified[i];
+	snprintf(slot->header, sizeof(slot->header), "%s", header);
+	slot->user = u;
+	slot->until = now + VERIFIED_SECONDS;
+	pthread_mutex_unlock(&verified_lock);
+}
+
 int
 web_auth_check(const char *authorization, const char *ip, WebUser *user)
 {
@@ -237,6 +283,11 @@ web_auth_check(const char *authorization, const char *ip, WebUser *user)
 	}
 	pthread_mutex_unlock(&failures_lock);
 
+	if ((found = verified_lookup(authorization, now)) != NULL)
+	{
+		*user = found->u;
+		return 1;
+	}
 	ok = authorization != NULL && strncmp(authorization, "Basic ", 6) == 0 &&
 		b64decode(authorization + 6, cred, sizeof(cred)) == 0 &&
 		(colon = strchr(cred, ':')) != NULL;
@@ -255,6 +306,7 @@ web_auth_check(const char *authorization, const char *ip, WebUser *user)
 	}
 	if (ok)
 	{
+		verified_store(authorization, found, now);
 		*user = found->u;
 		return 1;
 	}
