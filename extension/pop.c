@@ -117,7 +117,8 @@ jobq_pop(PG_FUNCTION_ARGS)
 									settings.keeps_completed ? ST_POP_HISTORY : ST_POP),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "pop");
-	for (uint64 r = 0; r < SPI_processed; r++)
+	/* popped jobs are completed: their awaiters hear of it (not preloaded: no loop) */
+	for (uint64 r = 0; jobq_await_on && r < SPI_processed; r++)
 	{
 		bool		isnull;
 
