@@ -15,34 +15,17 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
+use JobqTest;
 
-my $node = PostgreSQL::Test::Cluster->new('counts');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
+my $node = new_node('counts', qq{
 shared_preload_libraries = 'jobq'
 jobq.sweeper_databases = ''
 jobq.max_tracked_queues = 16
 max_prepared_transactions = 2
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION jobq');
 
 sub sql { return $node->safe_psql('postgres', $_[0]); }
-
-sub poll
-{
-	my ($query, $want, $secs) = @_;
-	my $deadline = time + ($secs // 30);
-	my $got = '';
-	while (time < $deadline)
-	{
-		$got = sql($query);
-		return 1 if $got eq $want;
-		usleep(100_000);
-	}
-	diag("timed out: $query gave '$got', wanted '$want'");
-	return 0;
-}
+sub poll { return wait_for($node, @_); }
 
 my $counts = "SELECT ready || '/' || delayed || '/' || running || '/' || completed || '/' || dead"
   . " || ' ' || CASE WHEN exact THEN 't' ELSE 'f' END FROM jobq_counts('q')";
