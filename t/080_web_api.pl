@@ -263,6 +263,22 @@ is($ready->(), $before, 'a second poll within --min-refresh is answered from the
 is($code, 200, 'POST /api/sweep without a body: 200');
 is($ready->(), $before + 1, 'an action drops the cache: the next poll queries');
 
+# the per-client limit of actions: a burst of 60, then 429 (one curl, one
+# connection, 80 requests back to back)
+{
+	my @cmd = ('curl', '-s', '-X', 'POST', '-H', 'X-Jobq-Request: 1', '-w', '%{http_code}\n');
+	push @cmd, '-o', '/dev/null', "http://127.0.0.1:$c->{port}/api/queues/nope/pause" for 1 .. 80;
+	my $out = '';
+	IPC::Run::run(\@cmd, '>', \$out);
+	my @codes = split /\n/, $out;
+	my ($first429) = grep { $codes[$_] == 429 } 0 .. $#codes;
+	# (the sweep above took one of the 60)
+	is_deeply([ @codes[ 0 .. 58 ] ], [ (404) x 59 ], 'actions: a burst of 60 goes through (here: 404, no such queue)');
+	ok(defined $first429 && $first429 >= 59 && $codes[-1] == 429, 'then 429: too many requests from this address');
+	($code, $hdr) = req($c, 'GET', '/api/queues');
+	is($code, 200, 'reads have a budget of their own');
+}
+
 my $check = sub {
 	my ($out, $err) = ('', '');
 	IPC::Run::run([ $web, '--listen', "127.0.0.1:$c->{port}", '--healthcheck' ], '>', \$out, '2>', \$err);

@@ -122,8 +122,6 @@ send_buf(struct MHD_Connection *c, int status, const char *type, const void *dat
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(resp, "WWW-Authenticate",
 								"Basic realm=\"jobq-web\", charset=\"UTF-8\"");
-	if (status == MHD_HTTP_TOO_MANY_REQUESTS)
-		MHD_add_response_header(resp, "Retry-After", "60");
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -143,6 +141,29 @@ static enum MHD_Result
 send_error(struct MHD_Connection *c, int status, const char *message)
 {
 	return send_result(c, web_error(status, message));
+}
+
+/* 429 with Retry-After */
+static enum MHD_Result
+send_too_many(struct MHD_Connection *c, const char *message, const char *retry_after)
+{
+	WebResult	r = web_error(MHD_HTTP_TOO_MANY_REQUESTS, message);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(r.body), r.body,
+																MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (resp == NULL)
+	{
+		free(r.body);
+		return MHD_NO;
+	}
+	common_headers(resp);
+	MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "Retry-After", retry_after);
+	ret = MHD_queue_response(c, MHD_HTTP_TOO_MANY_REQUESTS, resp);
+	MHD_destroy_response(resp);
+	return ret;
 }
 
 static const char *
@@ -296,8 +317,8 @@ web_http_handle(void *cls, struct MHD_Connection *c, const char *url,
 		int			a = web_auth_check(header(c, "Authorization"), ip, &user);
 
 		if (a < 0)
-			return send_error(c, MHD_HTTP_TOO_MANY_REQUESTS,
-							  "too many failed logins from this address: wait a minute");
+			return send_too_many(c, "too many failed logins from this address: wait a minute",
+								 "60");
 		if (a == 0)
 			return send_error(c, MHD_HTTP_UNAUTHORIZED, "authentication required");
 		userp = &user;
@@ -329,7 +350,13 @@ web_http_handle(void *cls, struct MHD_Connection *c, const char *url,
 
 	if (strncmp(path, "/api/", 5) == 0)
 	{
-		WebResult	res = web_api(c, method, path + 4, r->body.data, r->body.len, userp);
+		WebResult	res;
+		WebRateKind kind = safe ? WEB_RATE_READ :
+			strcmp(path, "/api/enqueue") == 0 ? WEB_RATE_ENQUEUE : WEB_RATE_ACTION;
+
+		if (!web_rate_take(ip, kind))
+			return send_too_many(c, "too many requests from this address: slow down", "1");
+		res = web_api(c, method, path + 4, r->body.data, r->body.len, userp);
 
 		if (!safe)
 			web_log("info", "%s %s by %s from %s: %d", method, path,

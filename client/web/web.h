@@ -32,6 +32,14 @@
 #define WEB_AUTH_FAILURES_PER_MIN 10
 #define WEB_MAX_TRUSTED_ORIGINS 16
 
+/* per-client rate limits (ratelimit.c): per second, and the burst */
+#define WEB_RATE_READS_PER_S 20
+#define WEB_RATE_READS_BURST 200
+#define WEB_RATE_ACTIONS_PER_S 5
+#define WEB_RATE_ACTIONS_BURST 60
+#define WEB_RATE_ENQUEUES_PER_S 20
+#define WEB_RATE_ENQUEUES_BURST 200
+
 /* The options, set once by main.c before the daemon starts. */
 typedef struct WebConfig
 {
@@ -66,6 +74,14 @@ typedef struct WebUser
 int			web_auth_load(const char *path, char *err, size_t errlen);
 /* 1 ok (user filled), 0 wrong, -1 too many failures from this address */
 int			web_auth_check(const char *authorization, const char *ip, WebUser *user);
+
+/* ratelimit.c: 1 when a request of this kind from ip may go on, else 0 */
+typedef enum WebRateKind
+{
+	WEB_RATE_READ, WEB_RATE_ACTION, WEB_RATE_ENQUEUE, WEB_RATE__COUNT
+} WebRateKind;
+
+int			web_rate_take(const char *ip, WebRateKind kind);
 
 /* db.c: one result of a request, as HTTP sees it */
 typedef struct WebResult
