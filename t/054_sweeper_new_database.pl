@@ -101,5 +101,9 @@ ok(wait_for($node, sprintf("SELECT ($sweeper_of) <> ''", 'later'), 't', 10),
 	'the database created again gets its sweeper again');
 
 $node->stop('fast');
-unlike(slurp_file($node->logfile), qr/FATAL/, 'no FATAL in the whole run');
+# NB: a fast stop may end a session or a sweeper in the middle of a statement
+# ("terminating ... due to administrator command", FATAL by its nature):
+# that is the stop, not a failed connection
+my $log = join '', grep { !/due to administrator command/ } split /^/, slurp_file($node->logfile);
+unlike($log, qr/FATAL/, 'no FATAL in the whole run (but the stop\'s own)');
 done_testing();
