@@ -27,7 +27,7 @@ cp "$bin/jobq-worker" "$bin/jobq" "$bin/jobq-http" "$bin/jobq-web" "$work/bin/"
 cp -r "$root/t" "$work/t"
 # the handler libraries of --persistent (client/handlers), for t/026
 cp -r "$root/client/handlers" "$work/handlers"
-# the browser test of jobq-web (client/web/test, with its node_modules), for t/081
+# the browser test of jobq-web (client/web/test, with its node_modules), for t/089
 cp -r "$root/client/web/test" "$work/webtest"
 
 as_pg() { if [ "$(id -u)" = 0 ]; then chown -R postgres: "$work"; runuser -u postgres -- "$@"; else "$@"; fi; }

@@ -28,7 +28,7 @@ if [ ! -d "$node_dir/node_modules/pg" ]; then
 	(cd "$node_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 # jobq-web's browser test: the pinned playwright-core of client/web/test
-# (never its browser download: t/081 drives Debian's chromium)
+# (never its browser download: t/089 drives Debian's chromium)
 web_test_dir=$(cd "$(dirname "$0")/.." && pwd)/client/web/test
 if [ ! -d "$web_test_dir/node_modules/playwright-core" ]; then
 	(cd "$web_test_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)

@@ -1,5 +1,5 @@
 // client/web/test/browser.mjs: jobq-web in a real browser (Debian's
-// chromium, driven by playwright-core; run by t/081_web_browser.pl).
+// chromium, driven by playwright-core; run by t/089_web_browser.pl).
 //
 // Environment: WEB_URL (the dashboard, ending in "/"), SHOTS (a directory
 // for the screenshots), XSS_ID and DEAD_ID (job ids), MAILS_READY (the

@@ -1,4 +1,4 @@
-# t/081_web_browser.pl: jobq-web in a real browser (Debian's chromium,
+# t/089_web_browser.pl: jobq-web in a real browser (Debian's chromium,
 # driven by playwright-core from client/web/test, installed by
 # test/install-deps.sh): the overview shows the database's numbers; a
 # payload and an error of <img src=x onerror=alert(1)> and </script><script>

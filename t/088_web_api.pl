@@ -1,4 +1,4 @@
-# t/080_web_api.pl: jobq-web (doc/jobq-web.md) driven with curl against a
+# t/088_web_api.pl: jobq-web (doc/jobq-web.md) driven with curl against a
 # real cluster: a non-loopback listen without authentication refuses to
 # start; Basic authentication (no or wrong credentials 401, the failure
 # limit 429), acting as the user's PostgreSQL role (a read-only user's
