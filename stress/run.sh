@@ -225,6 +225,7 @@ load() {
 	local end=$(( $(date +%s) + dur ))
 	while [ "$(date +%s)" -lt "$end" ]; do
 		sleep "0.$(rand 5 9)"
+		[ -n "${LOAD_HOOK:-}" ] && "$LOAD_HOOK" "$dir" "$(( dur - (end - $(date +%s)) ))" "$dur"
 		if [ "$kills" = 1 ]; then
 			i=$(rand 0 3)
 			if [ "$i" = 3 ]; then kill -9 -- "-${wp[3]}" 2>/dev/null; else kill -9 "${wp[$i]}" 2>/dev/null; fi
@@ -337,6 +338,57 @@ scn_S5() {	# priority and run_at order for one consumer
 		wait_drained "$q" 30 || rc=1
 		check "S5/batch$b" "$d" "$q" --order || rc=1
 	done
+	return $rc
+}
+
+# P1 (partitioned workers): the S1 load without kills; at a quarter of the
+# run a stress-worker (single or pipelined completes) that holds a claimed
+# job, and the jobq-worker (its process group, handlers too), are stopped
+# with SIGSTOP for three leases, then continued.  Their jobs come back
+# after the lease and run again elsewhere; their late completes must be
+# refused (stale), nothing lost.  The
+# jobq-worker registers with a 2 s timeout: the registry prunes it while it
+# is stopped, and it registers again after SIGCONT (its log says so).
+P1_STOPPED=0
+P1_HELD=()
+p1_stop_holding() {	# p1_stop_holding DIR: SIGSTOP the stress-workers 0 and 1 while they hold a job
+	local dir=$1 k try last
+	P1_HELD=()
+	for try in $(seq 1 100); do
+		for k in 0 1; do
+			kill -STOP "${wp[$k]}" 2>/dev/null
+			# (the history is line-buffered: with the worker stopped its last line is final)
+			last=$(tail -n 1 "$dir/w-$q-w$k.hist" 2>/dev/null | cut -c1)
+			if [ "$last" = C ]; then P1_HELD+=("${wp[$k]}"); else kill -CONT "${wp[$k]}" 2>/dev/null; fi
+		done
+		[ ${#P1_HELD[@]} -gt 0 ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+p1_hook() {	# LOAD_HOOK: DIR ELAPSED DURATION
+	local dir=$1 t=$2 dur=$3
+	if [ "$P1_STOPPED" = 0 ] && [ "$t" -ge $(( dur / 4 )) ] && p1_stop_holding "$dir"; then
+		kill -STOP -- "-${wp[3]}" 2>/dev/null
+		P1_STOPPED=$(date +%s)
+		echo "SIGSTOP at ${t}s: ${P1_HELD[*]} (holding a claimed job) and group ${wp[3]}" >>"$dir/partition"
+	elif [ "$P1_STOPPED" -gt 1 ] && [ $(( $(date +%s) - P1_STOPPED )) -ge $(( 3 * ${LEASE:-3} )) ]; then
+		kill -CONT "${P1_HELD[@]}" 2>/dev/null; kill -CONT -- "-${wp[3]}" 2>/dev/null
+		echo "SIGCONT after $(( $(date +%s) - P1_STOPPED ))s" >>"$dir/partition"
+		P1_STOPPED=1
+	fi
+}
+scn_P1() {
+	local d=$WORK/p1 rc=0 pruned; mkdir -p "$d"
+	mkqueue p1 3 1000
+	P1_STOPPED=0
+	LOAD_HOOK=p1_hook JWFLAGS="--worker-timeout=2" load "$d" p1 "$(sc 25)" 0
+	[ "$P1_STOPPED" = 1 ] || { log "P1: the workers were not stopped and continued"; rc=1; }
+	drain_and_stop p1 90 || rc=1
+	pruned=$(grep -c 'registering again' "$d"/jw-*.log 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
+	fig "P1: SIGSTOP of a stress-worker and a jobq-worker for $(( 3 * ${LEASE:-3} )) s, then SIGCONT; jobq-worker pruned from the registry and registered again: $pruned"
+	[ "$pruned" -ge 1 ] || { log "P1: the jobq-worker did not register again after its prune"; rc=1; }
+	check P1 "$d" p1 --expect-stale || rc=1
 	return $rc
 }
 
@@ -542,7 +594,7 @@ scn_FUZZ() {	# every libjobq argument fuzzed under ASan/UBSan; the database unch
 }
 
 # ---------------------------------------------------------------------------
-ALL="S1 S3 S4 S5 F3 F8 T1 T3 O3 O4 FUZZ"
+ALL="S1 S3 S4 S5 P1 F3 F8 T1 T3 O3 O4 FUZZ"
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 run_scn() {
 	local name=$1 t0 rc

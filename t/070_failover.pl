@@ -114,9 +114,11 @@ kill 'KILL', $wb->{pid};
 is(stop_worker($wb), 128 + 9, 'worker B killed');
 ok(wait_for($primary, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'worker_b'", '0', 10),
 	"worker B's backend ended");
-my $held = "SELECT id || ' ' || attempt FROM jobq.jobs WHERE state = 'running' AND worker LIKE '%%:%d'";
-my @b_running = split /\n/, $primary->safe_psql('postgres', sprintf($held, $wb->{pid}));
-my @a_running = split /\n/, $primary->safe_psql('postgres', sprintf($held, $wa->{pid}));
+# (a worker's claims carry its id in the worker registry as their label)
+sub label { my ($id) = worker_log($_[0]) =~ /registered as worker ([0-9a-f-]{36})/; return $id // 'none'; }
+my $held = "SELECT id || ' ' || attempt FROM jobq.jobs WHERE state = 'running' AND worker = '%s'";
+my @b_running = split /\n/, $primary->safe_psql('postgres', sprintf($held, label($wb)));
+my @a_running = split /\n/, $primary->safe_psql('postgres', sprintf($held, label($wa)));
 my $t_fail = time;
 $primary->stop('immediate');
 $standby->promote;
@@ -129,7 +131,7 @@ my $t_reconnected = time;
 ok(worker_alive($wa), 'worker A is the same process');
 ok(wait_for($standby, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'jobq sweeper'",
 		'1', 30), 'the background sweeper started on the new primary');
-my $a_done = "SELECT count(*) FROM jobq.history WHERE state = 'completed' AND worker LIKE '%:$wa->{pid}'";
+my $a_done = "SELECT count(*) FROM jobq.history WHERE state = 'completed' AND worker = '" . label($wa) . "'";
 my $a_before = $standby->safe_psql('postgres', $a_done);
 ok(wait_for($standby, "SELECT ($a_done) >= $a_before + 20", 't', 30),
 	'worker A claims and completes jobs on the new primary');

@@ -95,4 +95,8 @@ extern int	cmd_metrics(void);
 extern int	cmd_schedule(void);
 extern int	cmd_schedules(void);
 
+/* workers.c: jobq workers, jobq worker quiet|stop|resume */
+extern int	cmd_workers(void);
+extern int	cmd_worker(void);
+
 #endif							/* JOBQ_CLI_H */

@@ -152,7 +152,11 @@ usage(FILE *f)
 			"        [--prune: also remove those FILE made and no longer has]\n"
 			"        [--dry-run: report what would change, change nothing]\n"
 			"  schedule rm|pause|resume|trigger NAME\n"
-			"                           remove, pause, resume (from now), run now\n\n"
+			"                           remove, pause, resume (from now), run now\n"
+			"  workers                  the registered workers, their state and jobs\n"
+			"  worker quiet|stop|resume TARGET\n"
+			"                           ask workers (an id, a name or host pattern, or *)\n"
+			"                           to stop claiming, to exit, or to claim again\n\n"
 			"Options:\n"
 			"  -d, --dbname=CONNINFO    database connection string (default: PG* environment)\n"
 			"  -s, --schema=SCHEMA      schema of the jobq functions (default: public)\n"
@@ -1317,6 +1321,8 @@ main(int argc, char **argv)
 		{"metrics", cmd_metrics},
 		{"schedule", cmd_schedule},
 		{"schedules", cmd_schedules},
+		{"workers", cmd_workers},
+		{"worker", cmd_worker},
 	};
 	int			c;
 

@@ -753,6 +753,90 @@ JobqRows   *jobq_metrics(JobqConn *conn, const char *queue, const char *since,
 JobqRows   *jobq_stat_jobq(JobqConn *conn, const char *queue);
 
 /* ----------------------------------------------------------------------
+ * The worker registry (0.2.0 SQL; doc/libjobq.md, "Worker registry").
+ * Advisory: a program that claims may register so that operators see it
+ * and can quiet, stop or resume it; claiming never requires it.  Against
+ * a database whose jobq SQL is 0.1.0 every call here is JOBQ_ERR_VERSION,
+ * sent nothing.  Claim with the worker id as the claim's worker label:
+ * then jobq_workers lists your running jobs, and a signal ends your
+ * waiting claim at once (it returns no jobs: heartbeat then).
+ * ---------------------------------------------------------------------- */
+
+#define JOBQ_WORKER_ID_LEN 36			/* text form of a uuid */
+
+/* The state a worker is asked to be in (jobq_worker_heartbeat's answer) */
+typedef enum JobqWorkerState
+{
+	JOBQ_WORKER_UNREGISTERED = 0,	/* no registration: register again with
+									 * the same id (JobqWorkerOpts.worker_id) */
+	JOBQ_WORKER_RUNNING,		/* claim */
+	JOBQ_WORKER_QUIET,			/* stop claiming, finish the running jobs,
+								 * keep heartbeating */
+	JOBQ_WORKER_STOPPING		/* exit as on SIGTERM */
+} JobqWorkerState;
+
+/*
+ * What a worker says about itself; every field unset by the INIT macro
+ * is not sent (NULL on the server).  A size field first, as the other
+ * options structs (see above).
+ */
+typedef struct JobqWorkerOpts
+{
+	size_t		size;			/* sizeof(JobqWorkerOpts): JOBQ_WORKER_OPTS_INIT */
+	const char *host;			/* NULL = none; 1..200 bytes */
+	int			pid;			/* 0 = none */
+	const char *const *queues;	/* the queues it claims from, nqueues of */
+	int			nqueues;		/* them; 0 = none said */
+	int			slots;			/* 0 = none said; else 1..100000 */
+	const char *version;		/* NULL = none */
+	const char *metadata;		/* a JSON object's text, NULL = {} */
+	int			timeout_s;		/* 0 = jobq.worker_timeout; else 2..86400 */
+	const char *worker_id;		/* NULL = a new id; else register again
+								 * under this one */
+} JobqWorkerOpts;
+
+#define JOBQ_WORKER_OPTS_INIT \
+	{ sizeof(JobqWorkerOpts), NULL, 0, NULL, 0, 0, NULL, NULL, 0, NULL }
+
+/*
+ * jobq_worker_register: register as name (1..200 bytes) with opts (NULL:
+ * none).  Writes the worker id to worker_id (JOBQ_WORKER_ID_LEN + 1
+ * bytes) and, when not NULL, the heartbeat interval the server asks for
+ * to *heartbeat_ms.  Role jobq_worker.
+ */
+int			jobq_worker_register(JobqConn *conn, const char *name,
+								 const JobqWorkerOpts *opts,
+								 char *worker_id, int *heartbeat_ms);
+/*
+ * jobq_worker_heartbeat: the worker is alive and runs busy jobs (-1: as
+ * last said); own is the state it is in by itself (JOBQ_WORKER_QUIET or
+ * JOBQ_WORKER_STOPPING, e.g. after a SIGTERM; JOBQ_WORKER_RUNNING or
+ * JOBQ_WORKER_UNREGISTERED: nothing to say); metadata a JSON object or
+ * NULL (unchanged).  Returns the state asked of the worker, or -1 on
+ * error.
+ */
+int			jobq_worker_heartbeat(JobqConn *conn, const char *worker_id,
+								  int busy, JobqWorkerState own,
+								  const char *metadata);
+/* jobq_worker_deregister: on a clean exit; 1 removed, 0 not registered,
+ * -1 on error. */
+int			jobq_worker_deregister(JobqConn *conn, const char *worker_id);
+/* jobq_workers: every registration, one row each (the columns of SQL's
+ * jobq_workers()); caller frees with jobq_rows_free.  NULL on error.
+ * Role jobq_monitor or jobq_worker. */
+JobqRows   *jobq_workers(JobqConn *conn);
+/*
+ * jobq_worker_signal: ask workers to "quiet", "stop" or "resume"; target
+ * is "*", a worker id, or a LIKE pattern of name or host.  Returns how
+ * many workers are now in the state asked for, or -1 on error.  Role
+ * jobq_admin.
+ */
+int			jobq_worker_signal(JobqConn *conn, const char *target,
+							   const char *signal);
+/* The name of a state ("running", ...), never NULL */
+const char *jobq_worker_state_name(JobqWorkerState state);
+
+/* ----------------------------------------------------------------------
  * Result tables.  Values are the server's text forms, owned by rows.
  * ---------------------------------------------------------------------- */
 

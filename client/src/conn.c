@@ -151,6 +151,21 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	"WHERE $1::pg_catalog.text IS NULL OR queue OPERATOR(pg_catalog.=) $1",
 	[STMT_CRON_TICK] =
 	"SELECT t.schedule, t.tick, t.job_id, t.status FROM %s.jobq_cron_tick($1::pg_catalog.int4) AS t",
+	[STMT_WORKER_REGISTER] =
+	"SELECT r.worker_id, (pg_catalog.date_part('epoch', r.heartbeat_every) "
+	"OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 "
+	"FROM %s.jobq_worker_register($1::pg_catalog.text, $2::pg_catalog.text, "
+	"$3::pg_catalog.int4, $4::pg_catalog.text[], $5::pg_catalog.int4, $6::pg_catalog.text, "
+	"$7::pg_catalog.jsonb, $8::pg_catalog.interval, $9::pg_catalog.uuid) AS r",
+	[STMT_WORKER_HEARTBEAT] =
+	"SELECT %s.jobq_worker_heartbeat($1::pg_catalog.uuid, $2::pg_catalog.int4, "
+	"$3::pg_catalog.text, $4::pg_catalog.jsonb)",
+	[STMT_WORKER_DEREGISTER] =
+	"SELECT %s.jobq_worker_deregister($1::pg_catalog.uuid)",
+	[STMT_WORKERS] =
+	"SELECT * FROM %s.jobq_workers()",
+	[STMT_WORKER_SIGNAL] =
+	"SELECT %s.jobq_worker_signal($1::pg_catalog.text, $2::pg_catalog.text)",
 };
 
 /*

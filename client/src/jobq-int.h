@@ -77,11 +77,18 @@ typedef enum JobqStmt
 	STMT_METRICS,				/* 0.2.0 SQL: metrics.c */
 	STMT_STAT_JOBQ,
 	STMT_CRON_TICK,				/* 0.2.0 SQL */
+	STMT_WORKER_REGISTER,		/* the worker registry: 0.2.0 SQL, */
+	STMT_WORKER_HEARTBEAT,		/* JOBQ_SQL_WORKERS */
+	STMT_WORKER_DEREGISTER,
+	STMT_WORKERS,
+	STMT_WORKER_SIGNAL,
 	STMT__COUNT
 } JobqStmt;
 
 /* The first SQL release with jobq_complete_batch_positions (server_sql) */
 #define JOBQ_SQL_BATCH_POSITIONS 200
+/* The first SQL release with the worker registry */
+#define JOBQ_SQL_WORKERS 200
 
 /* Settings after the queue name in STMT_CREATE_QUEUE and STMT_ALTER_QUEUE */
 #define JOBQ_QUEUE_STMT_SETTINGS 7
@@ -200,6 +207,7 @@ int			jobq_copy_opts(JobqConn *conn, const char *what, const void *given,
  */
 #define JOBQ_QUEUE_OPTS_SIZES	{ sizeof(JobqQueueOpts) }	/* 0.2.0 */
 #define JOBQ_ENQUEUE_OPTS_SIZES { sizeof(JobqEnqueueOpts) } /* 0.2.0 */
+#define JOBQ_WORKER_OPTS_SIZES	{ sizeof(JobqWorkerOpts) }	/* 0.2.0 */
 const char *jobq_single_value(JobqConn *conn, const PGresult *res, int *ok);
 
 /* claim.c (the claim half of jobq_complete_and_claim in ack.c) */

@@ -2285,6 +2285,142 @@ test_await(JobqConn *c)
 	jobq_drop_queue(c, q, 1);
 }
 
+/*
+ * test_workers: the worker registry calls (issue 16): register, heartbeat
+ * answers, the running jobs listed by the claim's worker label, signals,
+ * deregister, and bad arguments refused before anything is sent.  With
+ * jobq preloaded, a waiting claim labelled with the worker id ends at the
+ * commit of a signal from another session.
+ */
+static void
+test_workers(JobqConn *c)
+{
+	JobqWorkerOpts o = JOBQ_WORKER_OPTS_INIT;
+	const char *queues[1];
+	char		id[JOBQ_WORKER_ID_LEN + 1];
+	char		id2[JOBQ_WORKER_ID_LEN + 1];
+	int			every_ms = 0;
+	int			preloaded = 0;
+	JobqRows   *r;
+	JobqJobList *l;
+	int64_t		job;
+	int			found = 0;
+	char		q[32];
+
+	snprintf(q, sizeof(q), "t%d-reg", (int) getpid());
+	jobq_create_queue(c, q, NULL);
+	queues[0] = q;
+	o.host = "test-host";
+	o.pid = 4242;
+	o.queues = queues;
+	o.nqueues = 1;
+	o.slots = 3;
+	o.version = "test";
+	o.metadata = "{\"k\": 1}";
+	o.timeout_s = 40;
+	test("worker_register: an id and a quarter of the timeout");
+	test_cond(jobq_worker_register(c, "t-worker", &o, id, &every_ms) == JOBQ_OK &&
+			  strlen(id) == JOBQ_WORKER_ID_LEN && every_ms == 10000);
+
+	test("worker_heartbeat: running, then quiet after a signal, then running");
+	{
+		int			a = jobq_worker_heartbeat(c, id, 1, JOBQ_WORKER_RUNNING, NULL);
+		int			n = jobq_worker_signal(c, id, "quiet");
+		int			b = jobq_worker_heartbeat(c, id, -1, JOBQ_WORKER_UNREGISTERED, "{}");
+		int			m = jobq_worker_signal(c, "t-work%", "resume");
+		int			d = jobq_worker_heartbeat(c, id, 0, JOBQ_WORKER_RUNNING, NULL);
+
+		test_cond(a == JOBQ_WORKER_RUNNING && n == 1 && b == JOBQ_WORKER_QUIET && m == 1 &&
+				  d == JOBQ_WORKER_RUNNING);
+	}
+
+	test("jobq_workers lists the job claimed with the worker id as label");
+	jobq_enqueue(c, q, "{\"w\": 1}", 8, NULL, &job);
+	l = jobq_claim(c, queues, 1, 1, -1, id);
+	r = jobq_workers(c);
+	for (size_t i = 0; r && i < jobq_rows_count(r); i++)
+		if (strcmp(jobq_rows_get(r, i, "worker_id"), id) == 0)
+		{
+			char		want[32];
+
+			snprintf(want, sizeof(want), "{%lld}", (long long) job);
+			found = strcmp(jobq_rows_get(r, i, "running"), want) == 0 &&
+				strcmp(jobq_rows_get(r, i, "host"), "test-host") == 0 &&
+				jobq_rows_get_int64(r, i, "slots") == 3;
+		}
+	test_cond(l != NULL && jobq_joblist_count(l) == 1 && found);
+	if (l != NULL && jobq_joblist_count(l) == 1)
+		jobq_complete(c, jobq_job_id(jobq_joblist_get(l, 0)),
+					  jobq_job_token(jobq_joblist_get(l, 0)), NULL, 0);
+	jobq_joblist_free(l);
+	jobq_rows_free(r);
+
+	test("worker_register again under the same id keeps it");
+	o.worker_id = id;
+	test_cond(jobq_worker_register(c, "t-worker", &o, id2, NULL) == JOBQ_OK &&
+			  strcmp(id, id2) == 0);
+
+	if (jobq_wait_stats(c, &preloaded, NULL, NULL) == JOBQ_OK && preloaded)
+	{
+		JobqConn   *admin = jobq_connect(dsn);
+		int64_t		t0;
+		int			n;
+
+		test("a signal ends the worker's waiting claim at its commit, empty");
+		t0 = now_ms();
+		n = jobq_claim_start(c, queues, 1, 1, -1, id, 20000) == JOBQ_OK ? 0 : -1;
+		msleep(200);
+		if (n == 0)
+			n = jobq_worker_signal(admin, id, "stop");
+		while (n == 1 && jobq_claim_ready(c) == 0 && now_ms() - t0 < 15000)
+			msleep(10);
+		l = jobq_claim_finish(c);
+		test_cond(n == 1 && l != NULL && jobq_joblist_count(l) == 0 &&
+				  now_ms() - t0 < 15000 &&
+				  jobq_worker_heartbeat(c, id, 0, JOBQ_WORKER_RUNNING, NULL) == JOBQ_WORKER_STOPPING);
+		jobq_joblist_free(l);
+		jobq_disconnect(admin);
+	}
+
+	test("worker_deregister: 1, then 0, then heartbeat says unregistered");
+	test_cond(jobq_worker_deregister(c, id) == 1 && jobq_worker_deregister(c, id) == 0 &&
+			  jobq_worker_heartbeat(c, id, 0, JOBQ_WORKER_RUNNING, NULL) == JOBQ_WORKER_UNREGISTERED);
+
+	test("worker calls refuse bad arguments before sending");
+	{
+		JobqWorkerOpts bad = JOBQ_WORKER_OPTS_INIT;
+		int			ok = 1;
+
+		ok &= jobq_worker_register(c, "", NULL, id2, NULL) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		ok &= jobq_worker_register(c, "w", NULL, NULL, NULL) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		bad.timeout_s = 1;
+		ok &= jobq_worker_register(c, "w", &bad, id2, NULL) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		bad.timeout_s = 0;
+		bad.size = 8;
+		ok &= jobq_worker_register(c, "w", &bad, id2, NULL) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		ok &= jobq_worker_heartbeat(c, "nope", 0, JOBQ_WORKER_RUNNING, NULL) == -1 &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		ok &= jobq_worker_signal(c, "*", "pause") == -1 &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		ok &= jobq_worker_signal(c, "", "quiet") == -1 &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		ok &= jobq_worker_deregister(c, NULL) == -1 &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+		ok &= jobq_worker_register(c, "w", NULL, id2, NULL) == JOBQ_OK &&
+			jobq_worker_heartbeat(c, id2, 0, JOBQ_WORKER_RUNNING, "[1]") == -1 &&
+			failed_with(c, JOBQ_ERR_SERVER, "22023") &&
+			jobq_worker_deregister(c, id2) == 1;
+		ok &= strcmp(jobq_worker_state_name(JOBQ_WORKER_QUIET), "quiet") == 0 &&
+			strcmp(jobq_worker_state_name((JobqWorkerState) 9), "unknown") == 0;
+		test_cond(ok);
+	}
+	jobq_drop_queue(c, q, 1);
+}
+
 int
 main(void)
 {
@@ -2321,6 +2457,7 @@ main(void)
 	test_wait(c);
 	test_async(c);
 	test_reconnect_and_security(c);
+	test_workers(c);
 
 	/* clean up every queue of this run */
 	jobq_drop_queue(c, qb, 1);

@@ -379,7 +379,7 @@ db_claim(Worker *w, int max_jobs, Job **jobs, int *njobs)
 	if (!w->db.connected)
 		return DB_CONN;
 	list = jobq_claim(w->db.conn, (const char *const *) w->queues, w->nqueues, max_jobs,
-					  lease_s(w), w->worker_name);
+					  lease_s(w), w->claim_label);
 	if (list == NULL)
 	{
 		DbStatus	st = failed(w);
@@ -404,7 +404,7 @@ db_claim_start(Worker *w, int max_jobs, int wait_ms)
 	if (!w->db.connected)
 		return DB_CONN;
 	if (jobq_claim_start(w->db.conn, (const char *const *) w->queues, w->nqueues, max_jobs,
-						 lease_s(w), w->worker_name, wait_ms) != JOBQ_OK)
+						 lease_s(w), w->claim_label, wait_ms) != JOBQ_OK)
 	{
 		DbStatus	st = failed(w);
 
@@ -636,7 +636,7 @@ db_complete_many(Worker *w, Ack **acks, int n, int claim_n, const char **states,
 											   any_result ? lens : NULL, accepted,
 											   (const char *const *) w->queues,
 											   w->nqueues, claim_n, lease_s(w),
-											   w->worker_name);
+											   w->claim_label);
 		if (list == NULL)
 			st = failed(w);
 		else
@@ -885,4 +885,20 @@ db_consume(Worker *w, bool *notified)
 	}
 	*notified = r > 0;
 	return DB_OK;
+}
+
+/*
+ * db_failed, db_errtext
+ *		failed() and errtext() for the calls of other files (registry.c).
+ */
+DbStatus
+db_failed(Worker *w)
+{
+	return failed(w);
+}
+
+const char *
+db_errtext(Worker *w)
+{
+	return errtext(w);
 }

@@ -95,7 +95,7 @@ flow_may_claim(Worker *w)
 {
 	int			free = free_slots(w);
 
-	if (w->stopping || !w->db.connected || w->db.claiming || w->nbacklog > 0 ||
+	if (w->stopping || w->quiet || !w->db.connected || w->db.claiming || w->nbacklog > 0 ||
 		free <= 0 || claim_size(w) <= 0)
 		return false;
 
@@ -202,6 +202,9 @@ flow_blocking_claim(Worker *w, double now)
 		wait = w->next_sweep - now;
 	if (w->cron_interval > 0 && w->next_cron - now < wait)
 		wait = w->next_cron - now;
+	/* (the registry heartbeat needs the session too) */
+	if (registry_next_beat(w) > 0 && registry_next_beat(w) - now < wait)
+		wait = registry_next_beat(w) - now;
 	if (wait > JOBQ_CLAIM_WAIT_MAX_MS / 1000.0)
 		wait = JOBQ_CLAIM_WAIT_MAX_MS / 1000.0;
 	if (wait < 0.05)
@@ -209,7 +212,24 @@ flow_blocking_claim(Worker *w, double now)
 	if (db_claim_start(w, n, (int) (wait * 1000)) != DB_OK)
 		return false;
 	w->claim_asked = n;
+	w->claim_wait = wait;
 	return true;
+}
+
+/*
+ * flow_quiet_wait
+ *		A quiet idle worker waits in a claim too: the server holds a quiet
+ *		worker's waiting claim, which takes no job, until its wait ends or
+ *		the next signal for it commits (the server's workers.c), so that a
+ *		resume is heard at once, not at the next heartbeat.
+ */
+bool
+flow_quiet_wait(Worker *w, double now)
+{
+	if (!w->quiet || w->stopping || !w->reg.registered || !w->db.connected ||
+		w->db.claiming || now < w->block_after)
+		return false;
+	return flow_blocking_claim(w, now);
 }
 
 /* the socket of a waiting claim is readable: take the answer when it is in */
@@ -226,6 +246,9 @@ flow_claim_poll(Worker *w, double now)
 	if (db_claim_finish(w, &jobs, &njobs) != DB_OK)
 		return;
 	took_jobs(w, jobs, njobs, w->claim_asked, now);
+	/* empty before its wait was over: maybe a signal for us (registry.c) */
+	if (njobs == 0 && now < w->db.claim_started + w->claim_wait - 0.05)
+		registry_beat_soon(w, now);
 
 	/*
 	 * An empty answer means the wait is over (or another worker took the

@@ -10,7 +10,8 @@
  *	   each, completions together (one jobq_complete_batch, or, when slots
  *	   are free, one pipelined jobq_complete_and_claim_results that claims
  *	   for them in the same round trip), and start what that claimed;
- *	3. heartbeat: extend the lease of every job we hold that is due;
+ *	3. heartbeat: extend the lease of every job we hold that is due, and
+ *	   heartbeat in the worker registry (registry.c);
  *	4. sweep every --sweep-interval, fire due schedules every --cron-interval;
  *	5. claim more when a slot is free and a NOTIFY arrived, the last claim
  *	   came back full, or the poll interval passed (NOTIFY is a hint,
@@ -166,6 +167,7 @@ on_signals(Worker *w, double now)
 						if (!w->stopping)
 							w->stop_deadline = now + w->grace;
 						w->stopping = true;
+						registry_beat_soon(w, now);
 						log_state(w, "SIGTERM: stopping after running jobs");
 					}
 					break;
@@ -214,6 +216,10 @@ poll_timeout(Worker *w, double now)
 		NEAR(w->next_cron);
 	if (w->db.connected && w->db.claiming)
 		NEAR(w->db.claim_deadline);
+	if (w->db.connected && !w->db.claiming)
+		NEAR(registry_next_beat(w));
+	if (w->db.connected && !w->db.claiming && w->quiet && !w->stopping && flow_idle_blocking(w))
+		NEAR(w->block_after);	/* flow_quiet_wait */
 	if (w->stopping)
 		NEAR(w->stop_deadline);
 	if (w->persistent > 0)
@@ -278,7 +284,10 @@ run_loop(Worker *w)
 
 		/* anything may have been enqueued while we were away */
 		if (!w->db.connected && now >= w->db.reconnect_at && db_connect(w) == DB_OK)
+		{
 			w->want_claim = true;
+			registry_register(w, now);
+		}
 		/* claimed jobs into free slots before any round trip */
 		if (!w->stopping)
 			flow_start_jobs(w);
@@ -292,6 +301,7 @@ run_loop(Worker *w)
 			if (!w->stopping)
 				flow_start_jobs(w);
 			flow_heartbeats(w, now);
+			registry_beat(w, now);
 		}
 		for (int i = 0; i < w->concurrency; i++)
 			handler_timers(w, &w->slots[i], now);
@@ -334,6 +344,8 @@ run_loop(Worker *w)
 				/* idle: wait on the server at once, not at the next poll */
 				flow_blocking_claim(w, now);
 			}
+			else
+				flow_quiet_wait(w, now);	/* quiet and idle: wait for a resume */
 		}
 
 		/* done? */
@@ -367,6 +379,7 @@ run_loop(Worker *w)
 		}
 
 		/* wait */
+		title_update(w);
 		n = 0;
 		pfd[n].fd = sigpipe_fds[0];
 		pfd[n++].events = POLLIN;
@@ -458,6 +471,7 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 	int			rc;
 
 	jobq_set_progname("jobq-worker");
+	title_init(argc, argv);
 	memset(&w, 0, sizeof(w));
 	w.callback = callback;
 	w.callback_arg = arg;
@@ -468,6 +482,7 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 	gethostname(host, sizeof(host));
 	host[sizeof(host) - 1] = '\0';
 	snprintf(w.worker_name, sizeof(w.worker_name), "%s:%d", host, (int) getpid());
+	w.claim_label = w.worker_name;
 	w.slots = jobq_xmalloc(sizeof(Slot) * w.concurrency);
 	memset(w.slots, 0, sizeof(Slot) * w.concurrency);
 
@@ -486,9 +501,11 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 		w.want_claim = true;
 		wlog(&w, "info", "started: worker=%s queues=%d concurrency=%d batch=%d",
 			 w.worker_name, w.nqueues, w.concurrency, w.batch);
+		registry_register(&w, now_mono());
 		rc = run_loop(&w);
 	}
 	db_claim_interrupt(&w);
+	registry_deregister(&w);
 	if (w.persistent > 0)
 		persistent_shutdown(&w);
 	db_close(&w);

@@ -58,6 +58,9 @@ usage(FILE *f, const char *progname, bool callback)
 			"      --db-timeout=DURATION  a call with no answer this long means the\n"
 			"                             connection is dead: reconnect (default 30s)\n"
 			"      --grace=DURATION       on SIGTERM, wait this long for handlers (default 30s)\n"
+			"      --name=NAME            name in the worker registry (default: HOST:PID)\n"
+			"      --worker-timeout=DURATION  the registry forgets us this long after our\n"
+			"                             last heartbeat (default: jobq.worker_timeout)\n"
 			"      --log-format=FORMAT    text or json (default text)\n"
 			"      --log-file=FILE        log to FILE instead of stderr (SIGHUP reopens it)\n"
 			"  -h, --help                 show this help, then exit\n"
@@ -68,7 +71,8 @@ usage(FILE *f, const char *progname, bool callback)
 			"75: retry later; 65: failed for good (dead); other or a signal: failed, retried\n"
 			"while attempts are left, with the end of stderr as the error.\n\n"
 			"Signals: SIGTERM finishes running jobs (within --grace) and exits 0; a second\n"
-			"SIGTERM or SIGINT stops at once; SIGHUP reopens the log and the connection.\n",
+			"SIGTERM or SIGINT stops at once; SIGHUP reopens the log and the connection.\n"
+			"jobq worker quiet|stop|resume (the worker registry) quiets, stops or resumes.\n",
 			progname, progname, callback ? "" : " -- HANDLER [ARG]...");
 }
 
@@ -170,6 +174,8 @@ worker_options(Worker *w, int argc, char **argv)
 		{"db-timeout", required_argument, NULL, 14},
 		{"persistent", optional_argument, NULL, 40},
 		{"grace", required_argument, NULL, 9},
+		{"name", required_argument, NULL, 50},
+		{"worker-timeout", required_argument, NULL, 51},
 		{"log-format", required_argument, NULL, 10},
 		{"log-file", required_argument, NULL, 11},
 		{"help", no_argument, NULL, 'h'},
@@ -300,6 +306,20 @@ worker_options(Worker *w, int argc, char **argv)
 				break;
 			case 9:
 				if (!duration_opt(progname, "--grace", optarg, 0, 86400, &w->grace))
+					goto try_help;
+				break;
+			case 50:
+				if (optarg[0] == '\0' || strlen(optarg) > JOBQ_WORKER_NAME_MAX)
+				{
+					fprintf(stderr, "%s: --name must be 1 to %d bytes long\n", progname,
+							JOBQ_WORKER_NAME_MAX);
+					goto try_help;
+				}
+				w->registry_name = optarg;
+				break;
+			case 51:
+				if (!duration_opt(progname, "--worker-timeout", optarg, JOBQ_WORKER_TIMEOUT_MIN_S,
+								  JOBQ_WORKER_TIMEOUT_MAX_S, &w->worker_timeout))
 					goto try_help;
 				break;
 			case 10:

@@ -25,7 +25,8 @@
  * Files: options.c (command line), loop.c (start-up, signals, the event
  * loop), flow.c (claim policy, backlog, acks, heartbeats), db.c (the
  * database session and its calls), handler.c (handler processes), log.c,
- * util.c.
+ * util.c, registry.c (the worker registry: register, heartbeat, the state
+ * asked of us), title.c (the process title).
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -212,6 +213,22 @@ typedef struct DbSession
 } DbSession;
 
 /*
+ * The worker's registration in the server's worker registry (registry.c).
+ * The id is kept across registrations: after the registry lost us (a
+ * prune, a server crash) we register again under it, so the jobs we
+ * claimed under it stay ours.
+ */
+typedef struct Registry
+{
+	bool		off;			/* the server has no registry (0.1.0 SQL) */
+	bool		registered;		/* in the registry of this session's server */
+	bool		fresh;			/* no heartbeat since the registration */
+	char		id[JOBQ_WORKER_ID_LEN + 1]; /* "" before the first registration */
+	double		every;			/* heartbeat interval (seconds) */
+	double		next_beat;		/* monotonic */
+} Registry;
+
+/*
  * A long-lived handler process of --persistent (persistent.c): jobs go to
  * it as lines on its stdin, answers come back as lines on its stdout.
  */
@@ -260,6 +277,8 @@ typedef struct Worker
 								 * jobq_cron_tick (SQL 0.1.0) */
 	double		db_timeout;		/* seconds a call waits for an answer */
 	double		grace;
+	const char *registry_name;	/* --name; NULL = worker_name */
+	double		worker_timeout; /* --worker-timeout; 0 = the server's */
 	bool		log_json;
 	const char *log_file;
 	char	  **handler_argv;
@@ -270,8 +289,13 @@ typedef struct Worker
 
 	/* state */
 	char		worker_name[128];
+	const char *claim_label;	/* the claims' worker label: worker_name, or
+								 * the registry id once registered */
+	Registry	reg;
+	bool		quiet;			/* the registry asked us not to claim */
 	DbSession	db;
 	int			claim_asked;	/* jobs the waiting claim asked for */
+	double		claim_wait;		/* and how long it may wait (seconds) */
 	Slot	   *slots;
 	Proc	   *procs;			/* --persistent of them */
 	Job		   *backlog;		/* claimed, not started */
@@ -294,6 +318,17 @@ typedef struct Worker
 	bool		drained;		/* --burst: the last claim found nothing */
 	int			exit_code;
 } Worker;
+
+/* registry.c */
+extern void registry_register(Worker *w, double now);
+extern void registry_beat(Worker *w, double now);
+extern void registry_beat_soon(Worker *w, double now);
+extern double registry_next_beat(Worker *w);
+extern void registry_deregister(Worker *w);
+
+/* title.c */
+extern void title_init(int argc, char **argv);
+extern void title_update(Worker *w);
 
 /* util.c */
 extern double now_mono(void);
@@ -341,6 +376,7 @@ extern bool flow_may_claim(Worker *w);
 extern void flow_claim(Worker *w, double now);
 extern bool flow_idle_blocking(Worker *w);
 extern bool flow_blocking_claim(Worker *w, double now);
+extern bool flow_quiet_wait(Worker *w, double now);
 extern void flow_claim_poll(Worker *w, double now);
 extern void flow_claim_abort(Worker *w, double now);
 extern void flow_start_jobs(Worker *w);
@@ -369,5 +405,7 @@ extern DbStatus db_release(Worker *w, Job *job, bool *released);
 extern DbStatus db_sweep(Worker *w);
 extern DbStatus db_cron_tick(Worker *w);
 extern DbStatus db_consume(Worker *w, bool *notified);
+extern DbStatus db_failed(Worker *w);
+extern const char *db_errtext(Worker *w);
 
 #endif							/* JOBQ_WORKER_H */

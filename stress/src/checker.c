@@ -1,7 +1,7 @@
 /*
  * checker.c: check a recorded history against the final database state.
  *
- * usage: stress-check [--allow-dead] [--order] [--label L] FILE...
+ * usage: stress-check [--allow-dead] [--order] [--expect-stale] [--label L] FILE...
  *
  * Reads history lines written by stress-producer (E), stress-worker (C, D,
  * F, H, R), the jobq-worker handler (S, J) and the database dump written by
@@ -30,6 +30,9 @@
  *               increasing, duplicate rows
  * With --order (S5): claimed_at >= run_at for every job, and each claim
  * took the smallest (priority, run_at, id) among the jobs ready then.
+ * With --expect-stale (P1, partitioned workers): at least one complete
+ * was answered stale; the other rules make that the only way the stopped
+ * worker's job ran twice (one accepted token, duplicates after expiry).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -76,7 +79,7 @@ static size_t nrows, caprows;
 static Ev  *evs;
 static size_t nevs, capevs;
 
-static int	allow_dead = 0, order_mode = 0;
+static int	allow_dead = 0, order_mode = 0, expect_stale = 0;
 static const char *label = "check";
 static long viol_shown = 0;
 
@@ -396,7 +399,8 @@ main(int argc, char **argv)
 	size_t		i, s;
 	long		n_enq = 0, n_ok = 0, n_fail = 0, n_unk = 0, n_recovered = 0, n_exec = 0,
 				n_completed = 0, n_dead = 0, n_dup = 0, n_dup_lease = 0, n_dup_jw = 0,
-				n_retry = 0, n_order = 0, n_claimed_mismatch = 0, n_hang_dead = 0;
+				n_retry = 0, n_order = 0, n_claimed_mismatch = 0, n_hang_dead = 0,
+				n_stale = 0;
 	char		det[512];
 
 	for (ai = 1; ai < argc; ai++)
@@ -405,6 +409,8 @@ main(int argc, char **argv)
 			allow_dead = 1;
 		else if (strcmp(argv[ai], "--order") == 0)
 			order_mode = 1;
+		else if (strcmp(argv[ai], "--expect-stale") == 0)
+			expect_stale = 1;
 		else if (strcmp(argv[ai], "--label") == 0 && ai + 1 < argc)
 			label = argv[++ai];
 		else
@@ -481,6 +487,8 @@ main(int argc, char **argv)
 
 			if (ev->type != 'D')
 				continue;
+			if (strcmp(ev->status, "stale") == 0)
+				n_stale++;		/* a late complete, refused (P1) */
 			if (strcmp(ev->status, "ok") == 0)
 			{
 				if (acc_tok == NULL)
@@ -663,6 +671,10 @@ main(int argc, char **argv)
 		}
 		(void) accepted_tokens;
 	}
+	/* P1: a worker stopped past its lease must have had a late complete refused */
+	if (expect_stale && n_stale == 0)
+		violation(&n_other, "no-stale-ack", "-",
+				  "(--expect-stale: no complete was refused as stale, the partition did not bite)");
 	if (order_mode)
 		n_order = check_order();
 	n_other += n_order;
@@ -673,10 +685,11 @@ main(int argc, char **argv)
 		printf("%s: enqueued=%ld (ok=%ld fail=%ld unknown=%ld recovered=%ld) executions=%ld "
 			   "completed=%ld dead=%ld (hang=%ld) lost=%ld unexpected=%ld duplicates=%ld "
 			   "(after-lease-expiry=%ld, jobq-worker-new-attempt=%ld, unexplained=%ld) "
-			   "retries-after-fail=%ld accepted-violations=%ld overlaps=%ld order=%ld other=%ld%s: %s\n",
+			   "retries-after-fail=%ld stale-acks=%ld accepted-violations=%ld overlaps=%ld "
+			   "order=%ld other=%ld%s: %s\n",
 			   label, n_enq, n_ok, n_fail, n_unk, n_recovered, n_exec, n_completed, n_dead,
 			   n_hang_dead, n_lost, n_unexpected, n_dup, n_dup_lease, n_dup_jw, n_unexplained,
-			   n_retry, n_accepted, n_overlap, n_order, n_other - n_order,
+			   n_retry, n_stale, n_accepted, n_overlap, n_order, n_other - n_order,
 			   n_claimed_mismatch ? " claimed_at-mismatch!" : "", bad ? "FAIL" : "PASS");
 		return bad ? 1 : 0;
 	}
