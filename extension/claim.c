@@ -506,7 +506,6 @@ jobq_claim_any(PG_FUNCTION_ARGS)
 {
 	ArrayType  *queues;
 	Datum	   *items;
-	bool	   *nulls;
 	int			n;
 
 	if (PG_ARGISNULL(ARG_QUEUES))
@@ -514,25 +513,6 @@ jobq_claim_any(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("queues must not be null")));
 	queues = PG_GETARG_ARRAYTYPE_P(ARG_QUEUES);
-	if (ARR_NDIM(queues) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("queues must be a one-dimensional array")));
-	deconstruct_array(queues, TEXTOID, -1, false, TYPALIGN_INT, &items, &nulls, &n);
-	if (n < 1 || n > JOBQ_CLAIM_QUEUES_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("queues must name 1 to %d queues, not %d", JOBQ_CLAIM_QUEUES_MAX, n)));
-	for (int i = 0; i < n; i++)
-	{
-		text	   *name;
-
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("queue name must not be null")));
-		name = DatumGetTextPP(items[i]);
-		jobq_check_queue_name(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
-	}
+	jobq_check_queue_names(queues, 1, JOBQ_CLAIM_QUEUES_MAX, &items, &n);
 	return do_claim(fcinfo, queues, items, n);
 }

@@ -246,6 +246,8 @@ extern void jobq_queue_not_found(text *queue) pg_attribute_noreturn();
 extern void jobq_check_name(const char *name, int len, int max,
 							const char *what, const char *What);
 extern void jobq_check_queue_name(const char *name, int len);
+extern void jobq_check_queue_names(ArrayType *queues, int min_n, int max_n, Datum **items,
+								   int *n);
 extern int64 jobq_interval_usecs(const Interval *span);
 extern Interval *jobq_check_interval(const Interval *span, const char *argname,
 									 int64 min_usecs, int64 max_usecs);

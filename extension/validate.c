@@ -83,6 +83,39 @@ jobq_check_queue_name(const char *name, int len)
 }
 
 /*
+ * jobq_check_queue_names
+ *	  A text[] of queue names (claims, worker registrations): one
+ *	  dimension, min_n to max_n elements, none NULL, each a valid name.
+ *	  Returns its elements in *items (*n of them).
+ */
+void
+jobq_check_queue_names(ArrayType *queues, int min_n, int max_n, Datum **items, int *n)
+{
+	bool	   *nulls;
+
+	if (ARR_NDIM(queues) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("queues must be a one-dimensional array")));
+	deconstruct_array(queues, TEXTOID, -1, false, TYPALIGN_INT, items, &nulls, n);
+	if (*n < min_n || *n > max_n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queues must name %d to %d queues, not %d", min_n, max_n, *n)));
+	for (int i = 0; i < *n; i++)
+	{
+		text	   *name;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("queue name must not be null")));
+		name = DatumGetTextPP((*items)[i]);
+		jobq_check_queue_name(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+	}
+}
+
+/*
  * jobq_queue_arg
  *	  Fetch and validate the queue-name argument argno.  Returns the text
  *	  datum, ready to pass to SPI.

@@ -208,32 +208,12 @@ check_queues(FunctionCallInfo fcinfo, int argno)
 {
 	ArrayType  *queues;
 	Datum	   *items;
-	bool	   *nulls;
 	int			n;
 
 	if (PG_ARGISNULL(argno))
 		return PointerGetDatum(construct_empty_array(TEXTOID));
 	queues = PG_GETARG_ARRAYTYPE_P(argno);
-	if (ARR_NDIM(queues) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("queues must be a one-dimensional array")));
-	deconstruct_array(queues, TEXTOID, -1, false, TYPALIGN_INT, &items, &nulls, &n);
-	if (n > JOBQ_CLAIM_QUEUES_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("queues must name at most %d queues, not %d", JOBQ_CLAIM_QUEUES_MAX, n)));
-	for (int i = 0; i < n; i++)
-	{
-		text	   *name;
-
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("queue name must not be null")));
-		name = DatumGetTextPP(items[i]);
-		jobq_check_queue_name(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
-	}
+	jobq_check_queue_names(queues, 0, JOBQ_CLAIM_QUEUES_MAX, &items, &n);
 	return PointerGetDatum(queues);
 }
 
