@@ -1,7 +1,7 @@
 # t/089_web_browser.pl: jobq-web in a real browser (Debian's chromium,
 # driven by playwright-core from client/web/test, installed by
-# test/install-deps.sh): the overview shows the database's numbers; a
-# payload and an error of <img src=x onerror=alert(1)> and </script><script>
+# test/install-deps.sh): the overview shows the database's numbers and a
+# sparkline per queue; a payload and an error of <img src=x onerror=alert(1)> and </script><script>
 # show as text, with no dialog; Retry on a dead job says so and the
 # database agrees; the read-only user sees no action; a phone's width has
 # no horizontal scroll; the enqueue form checks its JSON, and its job is
@@ -81,7 +81,7 @@ for my $line (split /\n/, $out)
 	ok($r->{ok}, $r->{name}) or diag($r->{detail} // '');
 	$n++;
 }
-is($n, 25, 'the browser ran every check');
+is($n, 26, 'the browser ran every check');
 is($node->safe_psql('postgres', "SELECT count(*) FROM jobq_list('mails', 'ready', filters => '{\"payload\": {\"from\": \"the form\"}}')"),
 	'1', 'the job of the enqueue form is in the database');
 is($node->safe_psql('postgres', "SELECT state FROM jobq_job($dead_id)"), 'ready',

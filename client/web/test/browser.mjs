@@ -75,6 +75,8 @@ try {
   const cells = await row.locator('td').allTextContents();
   check(cells[1] === process.env.MAILS_READY, 'the overview shows the ready count of mails', cells.join('|'));
   check(await a.page.locator('.strip .count').count() === 6, 'the counter strip has six counts');
+  await a.page.waitForSelector('table.queues svg.spark');
+  check(await a.page.locator('table.queues svg.spark').count() === 1, 'a sparkline per queue');
   check(await a.page.getByRole('button', { name: 'Pause' }).count() > 0, 'the admin sees Pause');
   check(await a.page.locator('#auto').isChecked(), 'the auto switch is on by default');
   await a.page.screenshot({ path: shots + '/overview.png', fullPage: true });

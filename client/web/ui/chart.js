@@ -76,3 +76,14 @@ export function lineChart(title, times, series, format) {
   fig.append(svg, legend);
   return fig;
 }
+
+// sparkline(values, label): a tiny line without axes, for a table cell
+export function sparkline(values, label) {
+  const w = 100;
+  const h2 = 20;
+  const max = Math.max(1, ...values);
+  const n = Math.max(values.length - 1, 1);
+  const d = values.map((v, i) => (i ? 'L' : 'M') + (w * i / n).toFixed(1) + ' ' + (h2 - 1 - (h2 - 2) * v / max).toFixed(1)).join(' ');
+  return el('svg', { viewBox: `0 0 ${w} ${h2}`, width: w, height: h2, class: 'spark', role: 'img', 'aria-label': label },
+    el('path', { d: d || 'M0 19 L100 19', fill: 'none', stroke: '#2e7d32', 'stroke-width': 1.5 }));
+}

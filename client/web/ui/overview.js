@@ -4,6 +4,7 @@
 
 import { get, post } from './api.js';
 import { actionButton, clear, fmtNum, h, link, fill, toast } from './dom.js';
+import { sparkline } from './chart.js';
 
 const STRIP = ['ready', 'delayed', 'running', 'expired', 'dead', 'completed'];
 
@@ -34,6 +35,21 @@ export function overviewPage(root, ctx) {
       if (ctx.session.endpoints.workers) {
         try { workers = await get('/workers'); } catch (e) { workers = null; }
       }
+      // the last hour's completions per minute of every queue, one request
+      // (the period ends at the next whole minute: every tab asks the same)
+      let spark = null;
+      if (ctx.session.endpoints.metrics) {
+        const until = new Date(Math.ceil(Date.now() / 60000) * 60000);
+        const since = new Date(until.getTime() - 3600 * 1000);
+        try {
+          spark = {};
+          for (const r of await get('/metrics', { since: since.toISOString(), until: until.toISOString(), bucket: '1 minute' })) {
+            (spark[r.queue] = spark[r.queue] || []).push(Number((r.counters || [])[2] || 0));
+          }
+        } catch (e) {
+          spark = null;
+        }
+      }
       const totals = {};
       for (const k of STRIP) totals[k] = 0;
       for (const q of ov.queues) for (const k of STRIP) totals[k] += Number(q[k] || 0);
@@ -43,7 +59,7 @@ export function overviewPage(root, ctx) {
         strip.append(h('div', { class: 'count ' + k + (warn ? ' warn' : '') },
           h('span', { class: 'n', text: fmtNum(totals[k]) }), h('span', { class: 'k', text: k })));
       }
-      fill(table, queuesTable(ov.queues, workers, ctx, page));
+      fill(table, queuesTable(ov.queues, workers, spark, ctx, page));
       clear(health);
       if (Array.isArray(ov.health) && ov.health.length) {
         health.append(h('h2', { text: 'Health' }),
@@ -58,13 +74,14 @@ function servedBy(workers, queue) {
   return workers.some((w) => w.alive && w.state !== 'stopping' && (w.queues || []).includes(queue));
 }
 
-function queuesTable(queues, workers, ctx, page) {
+function queuesTable(queues, workers, spark, ctx, page) {
   if (!queues.length) return h('p', { class: 'muted', text: 'No queues yet.' });
   const cols = ['ready', 'delayed', 'running', 'expired', 'dead', 'completed', 'cancelled'];
   const act = ctx.canAct('admin');
   return h('table', { class: 'queues' },
     h('thead', {}, h('tr', {}, h('th', { text: 'queue' }), cols.map((c) => h('th', { class: 'num', text: c })),
-      h('th', { text: 'oldest ready' }), act ? h('th', { text: '' }) : null)),
+      h('th', { text: 'oldest ready' }), spark ? h('th', { text: 'completed, last hour' }) : null,
+      act ? h('th', { text: '' }) : null)),
     h('tbody', {}, queues.map((q) => {
       const badge = workers && !q.paused && Number(q.ready) > 0 && !servedBy(workers, q.queue)
         ? h('span', { class: 'badge warn', text: 'no workers' }) : null;
@@ -74,6 +91,7 @@ function queuesTable(queues, workers, ctx, page) {
         cols.map((c) => h('td', { class: 'num' + (c === 'expired' && q[c] > 0 ? ' warn' : '') },
           link('jobs?queue=' + encodeURIComponent(q.queue) + '&state=' + (c === 'expired' ? 'running' : c), fmtNum(q[c])))),
         h('td', { text: q.oldest_ready_age || '' }),
+        spark ? h('td', {}, sparkline(spark[q.queue] || [], 'completed per minute in ' + q.queue)) : null,
         act ? h('td', {}, actionButton(q.paused ? 'Resume' : 'Pause', async () => {
           await post('/queues/' + encodeURIComponent(q.queue) + (q.paused ? '/resume' : '/pause'), {});
           await page.refresh();
