@@ -22,6 +22,9 @@ OBJS = \
 	extension/ack.o \
 	extension/sweep.o \
 	extension/admin.o \
+	extension/audit.o \
+	extension/bulk.o \
+	extension/health.o \
 	extension/inspect.o \
 	extension/list_filter.o \
 	extension/counters.o \

@@ -28,27 +28,6 @@ PG_FUNCTION_INFO_V1(jobq_retry_queue);
 PG_FUNCTION_INFO_V1(jobq_cancel);
 PG_FUNCTION_INFO_V1(jobq_purge);
 
-/*
- * The re-drive of the dead jobs chosen by CTE c: insert them into the
- * live table, skipping any whose dedupe key a live job now holds, and
- * delete from history exactly those that went in, so no job is ever in
- * both tables or in neither.  Returns the queues to notify, one row per
- * job moved.  Rows are found by "id = ANY (ARRAY(...))" so that the
- * generic plan probes the primary key of history (see claim.c).
- */
-#define REDRIVE_SQL \
-	" ins AS (" \
-	"  INSERT INTO jobq.jobs (id, queue, state, priority, run_at, attempt, max_attempts," \
-	"                         enqueued_at, dedupe_key, errors, payload)" \
-	"  SELECT h.id, h.queue, 'ready', h.priority, $2, 0, h.max_attempts," \
-	"         h.enqueued_at, h.dedupe_key, h.errors, h.payload" \
-	"  FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT c.id FROM c))" \
-	"  ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING" \
-	"  RETURNING id, queue)," \
-	" del AS (DELETE FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT ins.id FROM ins)) RETURNING h.id)" \
-	" SELECT ins.queue, q.notify AND NOT q.paused, NOT q.paused" \
-	" FROM ins JOIN jobq.queues q ON q.name = ins.queue"
-
 /* The finished states (JOBQ_JOB_STATES), which purge takes */
 #define FINISHED_ONLY_LIVE(name)
 #define FINISHED_ONLY_FINISHED(name) CppAsString(name),
@@ -71,14 +50,14 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_RETRY_JOB] = {"retry_job",
 		"WITH c AS (SELECT id FROM jobq.history"
 		"  WHERE id = $1 AND state = 'dead' FOR UPDATE),"
-		REDRIVE_SQL,
+		JOBQ_REDRIVE_SQL,
 		2, {INT8OID, TIMESTAMPTZOID}},
 	/* $1 queue, $2 now; rows another session is handling are skipped */
 	[ST_RETRY_QUEUE] = {"retry_queue",
 		"WITH c AS (SELECT id FROM jobq.history"
 		"  WHERE queue = $1 AND state = 'dead' ORDER BY id"
 		"  FOR UPDATE SKIP LOCKED),"
-		REDRIVE_SQL,
+		JOBQ_REDRIVE_SQL,
 		2, {TEXTOID, TIMESTAMPTZOID}},
 	/* $1 id, $2 now */
 	[ST_CANCEL_READY] = {"cancel_ready",
@@ -108,14 +87,15 @@ static SPIPlanPtr plans[NUM_STATEMENTS];
 const JobqStatements jobq_admin_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
- * run_redrive
- *	  Execute a re-drive plan and announce the jobs it made ready.
- *	  Returns how many jobs moved.
+ * jobq_run_redrive
+ *	  Execute a re-drive plan (a statement ending in JOBQ_REDRIVE_SQL),
+ *	  count and announce the jobs it made ready.  Returns how many jobs
+ *	  moved.  bulk.c runs its re-drives through it too.
  */
-static int64
-run_redrive(SPIPlanPtr plan, Datum *values)
+int64
+jobq_run_redrive(SPIPlanPtr plan, Datum *values, const char *nulls)
 {
-	int			rc = SPI_execute_plan(plan, values, NULL, false, 0);
+	int			rc = SPI_execute_plan(plan, values, nulls, false, 0);
 	uint64		moved;
 
 	jobq_spi_check(rc, SPI_OK_SELECT, "retry");
@@ -152,7 +132,8 @@ jobq_retry(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	jobq_check_job(values[0], JOBQ_PRIV_ADMIN);
-	moved = run_redrive(jobq_plan(&jobq_admin_statements, ST_RETRY_JOB), values);
+	moved = jobq_run_redrive(jobq_plan(&jobq_admin_statements, ST_RETRY_JOB), values, NULL);
+	jobq_audit_record("retry", NULL, jobq_audit_id_array(values[0]), NULL, moved, NULL);
 	jobq_spi_finish();
 	PG_RETURN_BOOL(moved > 0);
 }
@@ -189,7 +170,8 @@ jobq_retry_queue(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	require_queue_exists(queue);
-	moved = run_redrive(jobq_plan(&jobq_admin_statements, ST_RETRY_QUEUE), values);
+	moved = jobq_run_redrive(jobq_plan(&jobq_admin_statements, ST_RETRY_QUEUE), values, NULL);
+	jobq_audit_record("retry_queue", queue, (Datum) 0, NULL, moved, NULL);
 	jobq_spi_finish();
 	PG_RETURN_INT64(moved);
 }
@@ -230,6 +212,7 @@ jobq_cancel(PG_FUNCTION_ARGS)
 		jobq_count_rows(JOBQ_EV_CANCELLED_DEAD, 1, 0, 0);
 		done = SPI_processed > 0;
 	}
+	jobq_audit_record("cancel", NULL, jobq_audit_id_array(values[0]), NULL, done ? 1 : 0, NULL);
 	jobq_spi_finish();
 	PG_RETURN_BOOL(done);
 }
@@ -308,6 +291,10 @@ jobq_purge(PG_FUNCTION_ARGS)
 		purged = jobq_spi_getint64(0, 1, &isnull);
 	}
 	jobq_count_purged(2, 3, 4);
+	jobq_audit_record("purge", queue, (Datum) 0, NULL, purged, "state", state,
+					  "older_than", DatumGetCString(DirectFunctionCall1(interval_out,
+																		IntervalPGetDatum(older_than))),
+					  NULL);
 	jobq_spi_finish();
 	PG_RETURN_INT64(purged);
 }

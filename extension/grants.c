@@ -75,6 +75,7 @@ enum
 	ST_ALLOWED,
 	ST_JOB_QUEUE,
 	ST_JOBS_QUEUES,
+	ST_ALL_JOBS_QUEUES,
 	ST_GRANT,
 	ST_REVOKE,
 	ST_GRANTS,
@@ -104,6 +105,11 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	/* $1 ids: the queues of those that are live */
 	[ST_JOBS_QUEUES] = {"jobs_queues",
 		"SELECT DISTINCT queue FROM jobq.jobs WHERE id = ANY ($1)",
+		1, {INT8ARRAYOID}},
+	/* $1 ids: the queues of those that are live or finished */
+	[ST_ALL_JOBS_QUEUES] = {"all_jobs_queues",
+		"SELECT queue FROM jobq.jobs WHERE id = ANY ($1)"
+		" UNION SELECT queue FROM jobq.history WHERE id = ANY ($1)",
 		1, {INT8ARRAYOID}},
 	/* $1 queue, $2 role, $3 privilege */
 	[ST_GRANT] = {"grant",
@@ -312,11 +318,12 @@ jobq_check_job(Datum id, JobqQueuePriv priv)
 }
 
 /*
- * jobq_check_jobs
- *	  jobq_check_job for every live job among ids (an int8[]).
+ * check_jobs
+ *	  jobq_check_job for every job whose queue statement st finds among
+ *	  ids (an int8[]).
  */
-void
-jobq_check_jobs(Datum ids, JobqQueuePriv priv)
+static void
+check_jobs(Datum ids, JobqQueuePriv priv, int st)
 {
 	SPITupleTable *tt;
 	bool		isnull;
@@ -325,8 +332,7 @@ jobq_check_jobs(Datum ids, JobqQueuePriv priv)
 	if (likely(!grants_exist()) || caller_exempt(GetOuterUserId()))
 		return;
 	jobq_spi_connect();
-	rc = SPI_execute_plan(jobq_plan(&jobq_grants_statements, ST_JOBS_QUEUES),
-						  &ids, NULL, true, 0);
+	rc = SPI_execute_plan(jobq_plan(&jobq_grants_statements, st), &ids, NULL, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "find the jobs' queues");
 	tt = SPI_tuptable;
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -343,6 +349,27 @@ jobq_check_jobs(Datum ids, JobqQueuePriv priv)
 							   GetUserNameFromId(GetOuterUserId(), false), priv_names[priv])));
 	}
 	jobq_spi_finish();
+}
+
+/*
+ * jobq_check_jobs
+ *	  jobq_check_job for every live job among ids (an int8[]).
+ */
+void
+jobq_check_jobs(Datum ids, JobqQueuePriv priv)
+{
+	check_jobs(ids, priv, ST_JOBS_QUEUES);
+}
+
+/*
+ * jobq_check_any_jobs
+ *	  jobq_check_job for every job among ids (an int8[]), live or finished
+ *	  (the bulk actions, bulk.c).
+ */
+void
+jobq_check_any_jobs(Datum ids, JobqQueuePriv priv)
+{
+	check_jobs(ids, priv, ST_ALL_JOBS_QUEUES);
 }
 
 /* what keep_allowed_row needs */
@@ -446,6 +473,9 @@ change_grant(FunctionCallInfo fcinfo, int st, int expected)
 	rc = SPI_execute_plan(jobq_plan(&jobq_grants_statements, st), args, NULL, false, 0);
 	jobq_spi_check(rc, expected, st == ST_GRANT ? "grant" : "revoke");
 	changed = SPI_processed > 0;	/* NB: SPI_finish resets SPI_processed */
+	jobq_audit_record(st == ST_GRANT ? "grant" : "revoke", DatumGetTextPP(args[0]), (Datum) 0, NULL,
+					  changed ? 1 : 0, "role", text_to_cstring(PG_GETARG_TEXT_PP(1)),
+					  "privilege", TextDatumGetCString(args[2]), NULL);
 	jobq_spi_finish();
 	return changed;
 }

@@ -120,6 +120,8 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	jobq_list_filter_init();
+	jobq_audit_define_gucs();
+	jobq_health_define_gucs();
 
 	DefineCustomIntVariable("jobq.worker_timeout",
 							"How long after its last heartbeat a registered worker is pruned.",

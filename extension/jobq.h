@@ -209,11 +209,14 @@ extern const JobqStatements jobq_ack_statements;
 extern const JobqStatements jobq_admin_statements;
 extern const JobqStatements jobq_await_statements;
 extern const JobqStatements jobq_events_statements;
+extern const JobqStatements jobq_audit_statements;
+extern const JobqStatements jobq_bulk_statements;
 extern const JobqStatements jobq_claim_statements;
 extern const JobqStatements jobq_counters_statements;	/* counters.h */
 extern const JobqStatements jobq_counts_statements;
 extern const JobqStatements jobq_enqueue_statements;
 extern const JobqStatements jobq_grants_statements;
+extern const JobqStatements jobq_health_statements;
 extern const JobqStatements jobq_inspect_statements;
 extern const JobqStatements jobq_metrics_statements;
 extern const JobqStatements jobq_pop_statements;
@@ -273,10 +276,27 @@ extern void jobq_check_queue(text *queue, JobqQueuePriv priv);
 extern bool jobq_job_allowed(Datum id, JobqQueuePriv priv);
 extern void jobq_check_job(Datum id, JobqQueuePriv priv);
 extern void jobq_check_jobs(Datum ids, JobqQueuePriv priv);
+extern void jobq_check_any_jobs(Datum ids, JobqQueuePriv priv);
 extern void jobq_srf_put_spi_allowed(Tuplestorestate *store, TupleDesc desc, int col,
 									 JobqQueuePriv priv, bool by_name);
 extern bool jobq_caller_reads_payloads(void);
 extern void jobq_grants_inval(Oid relid);
+
+/* admin.c */
+extern int64 jobq_run_redrive(SPIPlanPtr plan, Datum *values, const char *nulls);
+
+/* audit.c */
+extern char *jobq_actor;
+extern int	jobq_audit_retention_s;
+extern void jobq_audit_define_gucs(void);
+extern bool jobq_actor_named(void);
+extern Datum jobq_audit_id_array(Datum id);
+extern void jobq_audit_record(const char *action, text *queue, Datum ids, Jsonb *filters,
+							  int64 affected,...);
+extern int64 jobq_audit_purge_run(int64 max_rows);
+
+/* health.c */
+extern void jobq_health_define_gucs(void);
 
 /* queue_cache.c */
 typedef struct JobqQueueSettings

@@ -5,10 +5,10 @@
  *
  * Each fragment is spelled once here, so that the statements that use it
  * compute the same thing: the claim order, the ready jobs of a queue, the
- * history row of a finished job, the retry delay and the bounded errors
- * array.  The statements themselves are declared next to their code, in
- * each file's table of statements (see spi.c); jobq._statement(name)
- * returns the text a table holds.
+ * history row of a finished job, the retry delay, the bounded errors
+ * array and the re-drive of dead jobs.  The statements themselves are
+ * declared next to their code, in each file's table of statements (see
+ * spi.c); jobq._statement(name) returns the text a table holds.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -98,5 +98,28 @@
 	"  SELECT pg_catalog.array_agg(c.queue) AS queues, pg_catalog.array_agg(c.state::text) AS states," \
 	"    pg_catalog.array_agg(c.n) AS counts" \
 	"  FROM (SELECT queue, state, count(*) AS n FROM " CTE " GROUP BY queue, state) c) g"
+
+/*
+ * JOBQ_REDRIVE_SQL: the re-drive of the dead jobs chosen by CTE c ($2 is
+ * now): insert them into the live table, skipping any whose dedupe key a
+ * live job now holds, and delete from history exactly those that went in,
+ * so no job is ever in both tables or in neither.  Returns the queues to
+ * notify, one row per job moved (jobq_run_redrive announces them).  Rows
+ * are found by "id = ANY (ARRAY(...))" so that the generic plan probes the
+ * primary key of history (see claim.c).  jobq_retry and the bulk retries
+ * differ only in their CTE c.
+ */
+#define JOBQ_REDRIVE_SQL \
+	" ins AS (" \
+	"  INSERT INTO jobq.jobs (id, queue, state, priority, run_at, attempt, max_attempts," \
+	"                         enqueued_at, dedupe_key, errors, payload)" \
+	"  SELECT h.id, h.queue, 'ready', h.priority, $2, 0, h.max_attempts," \
+	"         h.enqueued_at, h.dedupe_key, h.errors, h.payload" \
+	"  FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT c.id FROM c))" \
+	"  ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING" \
+	"  RETURNING id, queue)," \
+	" del AS (DELETE FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT ins.id FROM ins)) RETURNING h.id)" \
+	" SELECT ins.queue, q.notify AND NOT q.paused, NOT q.paused" \
+	" FROM ins JOIN jobq.queues q ON q.name = ins.queue"
 
 #endif							/* JOBQ_SQL_H */

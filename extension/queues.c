@@ -297,6 +297,7 @@ jobq_create_queue(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("queue \"%s\" already exists", text_to_cstring(queue))));
+	jobq_audit_record("create_queue", queue, (Datum) 0, NULL, 1, NULL);
 	jobq_spi_finish();
 	PG_RETURN_VOID();
 }
@@ -365,6 +366,7 @@ jobq_alter_queue(PG_FUNCTION_ARGS)
 	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_ALTER_QUEUE),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE, "alter queue");
+	jobq_audit_record("alter_queue", queue, (Datum) 0, NULL, 1, NULL);
 	jobq_spi_finish();
 	PG_RETURN_VOID();
 }
@@ -420,6 +422,8 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_DROP_QUEUE),
 						  &arg, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_DELETE, "drop queue");
+	jobq_audit_record("drop_queue", queue, (Datum) 0, NULL, 1, "force", force ? "true" : "false",
+					  NULL);
 	jobq_spi_finish();
 	PG_RETURN_VOID();
 }
@@ -453,6 +457,7 @@ set_paused(text *queue, bool paused)
 
 		jobq_announce_ready(queue, PG_INT64_MAX, now, now, jobq_spi_getbool(0, 1, &isnull), false);
 	}
+	jobq_audit_record(paused ? "pause" : "resume", queue, (Datum) 0, NULL, 1, NULL);
 	jobq_spi_finish();
 }
 

@@ -241,6 +241,16 @@ jobq_sweep(PG_FUNCTION_ARGS)
 	jobq_sweep_run(queue, PG_GETARG_INT32(1), counts);
 	for (int i = 0; i < 3; i++)
 		out[i] = Int64GetDatum(counts[i]);
+	/* a sweep by hand is audited; workers name no actor (audit.c) */
+	if (jobq_actor_named())
+	{
+		char		n[3][24];
+
+		for (int i = 0; i < 3; i++)
+			snprintf(n[i], sizeof(n[i]), INT64_FORMAT, counts[i]);
+		jobq_audit_record("sweep", queue, (Datum) 0, NULL, counts[0] + counts[1] + counts[2],
+						  "requeued", n[0], "dead", n[1], "purged", n[2], NULL);
+	}
 	tuplestore_putvalues(store, desc, out, out_nulls);
 	jobq_spi_finish();
 	return (Datum) 0;

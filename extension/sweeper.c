@@ -103,6 +103,8 @@ sweep_batch(void)
 		jobq_sweep_run(NULL, jobq_sweep_batch_size, counts);
 		more = counts[0] + counts[1] >= jobq_sweep_batch_size ||
 			counts[2] >= jobq_sweep_batch_size;
+		/* the audit trail's retention (audit.c) */
+		more |= jobq_audit_purge_run(jobq_sweep_batch_size) >= jobq_sweep_batch_size;
 		if (counts[0] + counts[1] + counts[2] > 0)
 			elog(DEBUG1, "jobq sweeper: " INT64_FORMAT " requeued, " INT64_FORMAT
 				 " dead, " INT64_FORMAT " purged", counts[0], counts[1], counts[2]);

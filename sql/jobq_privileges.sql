@@ -7,7 +7,8 @@
 -- queues (and wait_stats); reader: job, list, stats (with payloads, results
 -- and error texts, which monitor sees as NULL); admin: everything (queue
 -- management, retry, cancel, purge, grant, revoke, plus the four others);
--- all five: limits, server_version. Metrics: worker and admin flush;
+-- all five: limits, server_version. Monitor and reader: health; admin:
+-- the bulk actions and the audit trail. Metrics: worker and admin flush;
 -- producer, monitor, reader and admin read jobq_metrics; monitor, reader
 -- and admin read pg_stat_jobq and the metrics tables. Nobody, not even
 -- admin, may touch the other tables or write the metrics tables. The
@@ -158,6 +159,20 @@ INSERT INTO regress_priv_calls VALUES
  (140, 'counts', 'jobq_counts(text)', $$SELECT jobq_counts('prv')$$),
  (141, 'counts_reconcile', 'jobq_counts_reconcile(text)', $$SELECT jobq_counts_reconcile('prv')$$),
  (142, '_metrics_live', 'jobq._metrics_live(text)', $$SELECT jobq._metrics_live('prv')$$);
+-- bulk actions and the audit trail (issue 14): admin; the health report:
+-- monitor, reader (and admin through monitor)
+INSERT INTO regress_priv_calls VALUES
+ (190, 'retry_many', 'jobq_retry_many(bigint[])', $$SELECT jobq_retry_many(ARRAY[0]::bigint[])$$),
+ (191, 'cancel_many', 'jobq_cancel_many(bigint[])', $$SELECT jobq_cancel_many(ARRAY[0]::bigint[])$$),
+ (192, 'delete_many', 'jobq_delete_many(bigint[])', $$SELECT jobq_delete_many(ARRAY[0]::bigint[])$$),
+ (193, 'run_now_many', 'jobq_run_now_many(bigint[])', $$SELECT jobq_run_now_many(ARRAY[0]::bigint[])$$),
+ (194, 'audit', 'jobq_audit(text,timestamptz,integer,bigint)', $$SELECT jobq_audit()$$),
+ (195, 'audit_purge', 'jobq_audit_purge(integer)', $$SELECT jobq_audit_purge()$$),
+ (196, 'health', 'jobq_health()', $$SELECT jobq_health()$$),
+ (197, 'retry_where', 'jobq_retry_where(text,text,jsonb,integer,text)', $$SELECT jobq_retry_where('prv')$$),
+ (198, 'cancel_where', 'jobq_cancel_where(text,text,jsonb,integer,text)', $$SELECT jobq_cancel_where('prv', 'dead')$$),
+ (199, 'delete_where', 'jobq_delete_where(text,text,jsonb,integer,text)', $$SELECT jobq_delete_where('prv')$$),
+ (200, 'run_now_where', 'jobq_run_now_where(text,text,jsonb,integer,text)', $$SELECT jobq_run_now_where('prv')$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

@@ -56,6 +56,23 @@ typedef struct Table
 	char	  **cells;			/* nrows * ncols */
 } Table;
 
+/*
+ * main.c, for the bulk, health and audit commands: rows as JSON, a result
+ * that must be there (else the error ends the program), an integer option
+ * by its long name checked like the others (exit 2), and the error of the
+ * last libjobq call reported without ending the program (returns its exit
+ * code, 1 or 3).
+ */
+extern void cli_print_rows_json(const JobqRows *rows);
+extern JobqRows *cli_need(JobqRows *rows);
+extern int	cli_int_option(const char *name, int dflt, long long lo, long long hi);
+extern int	cli_report_error(void);
+
+/* health.c, audit.c, bulk.c: the commands */
+extern int	cmd_health(void);
+extern int	cmd_audit(void);
+extern int	cmd_bulk_where(const char *command, JobqBulkAction action);
+
 /* output.c */
 extern void table_init(Table *t, int ncols, const char *const *names,
 					   const bool *numeric);

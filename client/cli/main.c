@@ -51,6 +51,7 @@ enum
 	O_WAIT, O_TIMEOUT,
 	O_FROM, O_TO, O_BUCKET, O_PROMETHEUS,	/* metrics.c */
 	O_PRUNE, O_DRY_RUN,	/* schedules.c */
+	O_WHERE, O_BATCH,
 	O_COUNT
 };
 
@@ -85,6 +86,8 @@ static const struct option longopts[] = {
 	{"prometheus", no_argument, NULL, O_PROMETHEUS},
 	{"prune", no_argument, NULL, O_PRUNE},
 	{"dry-run", no_argument, NULL, O_DRY_RUN},
+	{"where", required_argument, NULL, O_WHERE},
+	{"batch", required_argument, NULL, O_BATCH},
 	{NULL, 0, NULL, 0}
 };
 
@@ -98,6 +101,9 @@ static int	nargs;
 
 static JobqConn *conn = NULL;
 static char *stdin_text = NULL;
+
+static void connect_db(void);
+static JobqRows *need(JobqRows *rows);
 
 static volatile sig_atomic_t interrupted = 0;
 
@@ -133,7 +139,10 @@ usage(FILE *f)
 			"  list QUEUE               jobs of a queue  [--state=STATE] [--limit=N]\n"
 			"  show ID                  everything about one job\n"
 			"  retry ID | --queue=QUEUE dead job(s) back to ready\n"
+			"  retry --queue=QUEUE --where=FILTERS  [--state=STATE] [--batch=N]\n"
+			"                           the jobs jobq list selects, in batches\n"
 			"  cancel ID                a ready or dead job to cancelled\n"
+			"  cancel --queue=QUEUE --where=FILTERS  [--state=STATE] [--batch=N]\n"
 			"  purge QUEUE              delete finished jobs  [--state=STATE]\n"
 			"        [--older-than=DURATION]\n"
 			"  queue create NAME        [--lease=D] [--max-attempts=N] [--backoff-base=D]\n"
@@ -156,7 +165,11 @@ usage(FILE *f)
 			"  workers                  the registered workers, their state and jobs\n"
 			"  worker quiet|stop|resume TARGET\n"
 			"                           ask workers (an id, a name or host pattern, or *)\n"
-			"                           to stop claiming, to exit, or to claim again\n\n"
+			"                           to stop claiming, to exit, or to claim again\n"
+			"  health                   the server's health findings; exit 0 ok, 1 warning,\n"
+			"                           2 critical, 3 could not tell\n"
+			"  audit                    operator calls, newest first  [--queue=QUEUE]\n"
+			"        [--limit=N]\n\n"
 			"Options:\n"
 			"  -d, --dbname=CONNINFO    database connection string (default: PG* environment)\n"
 			"  -s, --schema=SCHEMA      schema of the jobq functions (default: public)\n"
@@ -236,13 +249,14 @@ connect_db(void)
 }
 
 /*
- * failed
- *		Report the error of the last libjobq call and end the program: 3
- *		when the connection is gone, 1 otherwise.  Server errors print as
- *		psql does: the message with its SQLSTATE, then DETAIL and HINT.
+ * cli_report_error, failed
+ *		Report the error of the last libjobq call (cli.h), and with failed
+ *		end the program: 3 when the connection is gone, 1 otherwise.
+ *		Server errors print as psql does: the message with its SQLSTATE,
+ *		then DETAIL and HINT.
  */
-static void
-failed(void)
+int
+cli_report_error(void)
 {
 	const char *msg = jobq_errfield(conn, JOBQ_ERRFIELD_MESSAGE);
 	const char *detail = jobq_errfield(conn, JOBQ_ERRFIELD_DETAIL);
@@ -251,7 +265,7 @@ failed(void)
 	if (jobq_status(conn) == JOBQ_ERR_CONNECTION)
 	{
 		fprintf(stderr, "%s: lost the connection: %s\n", progname, jobq_errmsg(conn));
-		finish(EXIT_CONNECTION);
+		return EXIT_CONNECTION;
 	}
 	fprintf(stderr, "%s: error: %s", progname, msg ? msg : jobq_errmsg(conn));
 	if (jobq_sqlstate(conn))
@@ -261,7 +275,13 @@ failed(void)
 		fprintf(stderr, "DETAIL: %s\n", detail);
 	if (hint)
 		fprintf(stderr, "HINT: %s\n", hint);
-	finish(EXIT_FAILED);
+	return EXIT_FAILED;
+}
+
+static void
+failed(void)
+{
+	finish(cli_report_error());
 }
 
 /* check: rc of a libjobq call that must succeed */
@@ -294,6 +314,19 @@ print_rows_json(const JobqRows *rows)
 	}
 	printf("%s\n", js);
 	jobq_free(js);
+}
+
+/* cli_print_rows_json, cli_need: print_rows_json and need (cli.h) */
+void
+cli_print_rows_json(const JobqRows *rows)
+{
+	print_rows_json(rows);
+}
+
+JobqRows *
+cli_need(JobqRows *rows)
+{
+	return need(rows);
 }
 
 /* ----------------------------------------------------------------------
@@ -458,6 +491,16 @@ want_args(const char *command, int min, int max)
 		usage_error("missing argument for \"%s\"", command);
 	if (nargs - 1 > max)
 		usage_error("too many arguments for \"%s\"", command);
+}
+
+/* cli_int_option: int_arg of the long option name (cli.h) */
+int
+cli_int_option(const char *name, int dflt, long long lo, long long hi)
+{
+	char		what[64];
+
+	snprintf(what, sizeof(what), "--%s", name);
+	return int_arg(cli_option(name), what, dflt, lo, hi);
 }
 
 /* ----------------------------------------------------------------------
@@ -953,6 +996,8 @@ cmd_retry(void)
 	static const int allowed[] = {O_QUEUE, 0};
 	int64_t		id;
 
+	if (opt[O_WHERE])
+		return cmd_bulk_where("retry", JOBQ_BULK_RETRY);
 	allow_only("retry", allowed);
 	if (opt[O_QUEUE])
 	{
@@ -990,6 +1035,8 @@ cmd_cancel(void)
 	static const int allowed[] = {0};
 	int64_t		id;
 
+	if (opt[O_WHERE])
+		return cmd_bulk_where("cancel", JOBQ_BULK_CANCEL);
 	allow_only("cancel", allowed);
 	want_args("cancel", 1, 1);
 	id = job_id(args[1]);
@@ -1323,6 +1370,8 @@ main(int argc, char **argv)
 		{"schedules", cmd_schedules},
 		{"workers", cmd_workers},
 		{"worker", cmd_worker},
+		{"health", cmd_health},
+		{"audit", cmd_audit},
 	};
 	int			c;
 

@@ -752,6 +752,46 @@ JobqRows   *jobq_metrics(JobqConn *conn, const char *queue, const char *since,
  * the counts and the last finished minute's counters and percentiles. */
 JobqRows   *jobq_stat_jobq(JobqConn *conn, const char *queue);
 
+/*
+ * jobq_health: the server's findings (jobq_health in doc/sql.md), one row
+ * each: severity (ok, warning, critical), check, subject, detail, advice,
+ * critical first.  Needs a 0.2.0 server; jobq_monitor or jobq_reader.
+ */
+JobqRows   *jobq_health(JobqConn *conn);
+
+/*
+ * jobq_audit: the audit trail of operator calls, newest first: id, at,
+ * actor, role, action, queue, ids, filters, detail, affected.  queue NULL =
+ * every queue; max_rows -1 = 100 (at most 10000); before_id 0 = from the
+ * newest, else rows with a smaller id (the next page).  Needs a 0.2.0
+ * server; jobq_admin.
+ */
+JobqRows   *jobq_audit(JobqConn *conn, const char *queue, int max_rows,
+					   int64_t before_id);
+
+/*
+ * jobq_bulk_where: one call of a bulk action by filter (jobq_retry_where,
+ * jobq_cancel_where, jobq_delete_where, jobq_run_now_where in doc/sql.md):
+ * on the page of at most max_rows (-1 = 1000) jobs of queue that jobq_list
+ * lists for state (NULL = every state the action takes) and filters (a JSON
+ * object, NULL = none) from cursor after (NULL = the start).  *affected
+ * receives how many jobs changed; *next_cursor (when not NULL) the cursor
+ * to pass as after for the rest, or NULL when there is no more: the caller
+ * frees it with jobq_free.  Loop while *next_cursor is not NULL, one call
+ * per transaction.  Needs a 0.2.0 server; jobq_admin.
+ */
+typedef enum JobqBulkAction
+{
+	JOBQ_BULK_RETRY,			/* dead -> ready */
+	JOBQ_BULK_CANCEL,			/* ready, delayed, dead -> cancelled */
+	JOBQ_BULK_DELETE,			/* finished jobs deleted */
+	JOBQ_BULK_RUN_NOW			/* delayed -> due now */
+} JobqBulkAction;
+
+int			jobq_bulk_where(JobqConn *conn, JobqBulkAction action, const char *queue,
+							const char *state, const char *filters, int max_rows,
+							const char *after, int64_t *affected, char **next_cursor);
+
 /* ----------------------------------------------------------------------
  * The worker registry (0.2.0 SQL; doc/libjobq.md, "Worker registry").
  * Advisory: a program that claims may register so that operators see it

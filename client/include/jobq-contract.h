@@ -70,6 +70,8 @@
 #define JOBQ_QUEUES_PER_XACT_MAX 1000	/* distinct queues one transaction
 										 * enqueues into (each holds a lock
 										 * to its end); past it 54000 */
+#define JOBQ_BULK_MAX 10000				/* ids of a bulk action (*_many), and
+										 * max_rows of a *_where one */
 
 /* Cron expressions (extension/cron.c) */
 #define JOBQ_CRON_EXPR_MAX 512			/* bytes of one expression */
@@ -113,6 +115,7 @@
 /* Defaults of SQL arguments */
 #define JOBQ_SWEEP_DEFAULT_ROWS 1000
 #define JOBQ_LIST_DEFAULT_ROWS 100
+#define JOBQ_BULK_DEFAULT_ROWS 1000		/* max_rows of a *_where bulk action */
 
 /*
  * Job lists and job detail (0.2.0).  jobq_list's filter "ids" takes at
@@ -170,7 +173,8 @@
 	X("await_result_max", JOBQ_AWAIT_RESULT_MAX, "bytes") \
 	X("schedule_name_max", JOBQ_SCHEDULE_NAME_MAX, "bytes") \
 	X("schedule_grace_max", JOBQ_SCHEDULE_GRACE_MAX_S, "seconds") \
-	X("cron_tick_max", JOBQ_CRON_TICK_MAX, "count")
+	X("cron_tick_max", JOBQ_CRON_TICK_MAX, "count") \
+	X("bulk_max", JOBQ_BULK_MAX, "count")
 
 /*
  * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),

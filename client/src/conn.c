@@ -166,6 +166,23 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	"SELECT * FROM %s.jobq_workers()",
 	[STMT_WORKER_SIGNAL] =
 	"SELECT %s.jobq_worker_signal($1::pg_catalog.text, $2::pg_catalog.text)",
+	[STMT_HEALTH] =
+	"SELECT * FROM %s.jobq_health()",
+	[STMT_AUDIT] =
+	"SELECT * FROM %s.jobq_audit($1::pg_catalog.text, NULL, $2::pg_catalog.int4, "
+	"$3::pg_catalog.int8)",
+	[STMT_RETRY_WHERE] =
+	"SELECT w.affected, w.more, w.next_cursor FROM %s.jobq_retry_where($1::pg_catalog.text, "
+	"$2::pg_catalog.text, $3::pg_catalog.jsonb, $4::pg_catalog.int4, $5::pg_catalog.text) AS w",
+	[STMT_CANCEL_WHERE] =
+	"SELECT w.affected, w.more, w.next_cursor FROM %s.jobq_cancel_where($1::pg_catalog.text, "
+	"$2::pg_catalog.text, $3::pg_catalog.jsonb, $4::pg_catalog.int4, $5::pg_catalog.text) AS w",
+	[STMT_DELETE_WHERE] =
+	"SELECT w.affected, w.more, w.next_cursor FROM %s.jobq_delete_where($1::pg_catalog.text, "
+	"$2::pg_catalog.text, $3::pg_catalog.jsonb, $4::pg_catalog.int4, $5::pg_catalog.text) AS w",
+	[STMT_RUN_NOW_WHERE] =
+	"SELECT w.affected, w.more, w.next_cursor FROM %s.jobq_run_now_where($1::pg_catalog.text, "
+	"$2::pg_catalog.text, $3::pg_catalog.jsonb, $4::pg_catalog.int4, $5::pg_catalog.text) AS w",
 };
 
 /*

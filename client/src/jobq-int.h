@@ -82,6 +82,12 @@ typedef enum JobqStmt
 	STMT_WORKER_DEREGISTER,
 	STMT_WORKERS,
 	STMT_WORKER_SIGNAL,
+	STMT_HEALTH,				/* 0.2.0 SQL: health and audit */
+	STMT_AUDIT,
+	STMT_RETRY_WHERE,			/* the bulk actions by filter, in */
+	STMT_CANCEL_WHERE,			/* JobqBulkAction order */
+	STMT_DELETE_WHERE,
+	STMT_RUN_NOW_WHERE,
 	STMT__COUNT
 } JobqStmt;
 

@@ -2115,6 +2115,113 @@ claim_one(JobqConn *c, const char *q, int64_t *id, const char **tok)
  * jobq_complete_batch is the old one, answering with ids) libjobq falls
  * back to matching ids, and can only report both.
  */
+/*
+ * jobq_health and jobq_audit (0.2.0 servers): the health rows, the trail
+ * of a pause and a resume newest first, a page before an id, bad
+ * arguments refused before any round trip.
+ */
+static void
+test_health_audit(JobqConn *c)
+{
+	char		q[64];
+	JobqRows   *r;
+	int64_t		newest;
+
+	snprintf(q, sizeof(q), "t%d-aud", (int) getpid());
+
+	test("health: rows with a severity, the sweeper among the checks");
+	r = jobq_health(c);
+	{
+		int			sweeper = 0,
+					bad = 0;
+
+		for (size_t i = 0; r && i < jobq_rows_count(r); i++)
+		{
+			const char *sev = jobq_rows_get(r, i, "severity");
+
+			sweeper += strcmp(jobq_rows_get(r, i, "check"), "sweeper") == 0;
+			bad += strcmp(sev, "ok") != 0 && strcmp(sev, "warning") != 0 &&
+				strcmp(sev, "critical") != 0;
+			bad += jobq_rows_get(r, i, "advice") == NULL;
+		}
+		test_cond(r != NULL && sweeper == 1 && bad == 0);
+	}
+	jobq_rows_free(r);
+
+	test("audit: pause and resume of a queue, newest first");
+	r = NULL;
+	if (jobq_create_queue(c, q, NULL) == JOBQ_OK && jobq_pause(c, q) == JOBQ_OK &&
+		jobq_resume(c, q) == JOBQ_OK)
+		r = jobq_audit(c, q, 10, 0);
+	test_cond(r != NULL && jobq_rows_count(r) == 3 &&
+			  strcmp(jobq_rows_get(r, 0, "action"), "resume") == 0 &&
+			  strcmp(jobq_rows_get(r, 1, "action"), "pause") == 0 &&
+			  strcmp(jobq_rows_get(r, 2, "action"), "create_queue") == 0 &&
+			  jobq_rows_get_int64(r, 0, "affected") == 1);
+	newest = r ? jobq_rows_get_int64(r, 0, "id") : 0;
+	jobq_rows_free(r);
+
+	test("audit: the page before the newest row");
+	r = jobq_audit(c, q, 1, newest);
+	test_cond(r != NULL && jobq_rows_count(r) == 1 &&
+			  strcmp(jobq_rows_get(r, 0, "action"), "pause") == 0);
+	jobq_rows_free(r);
+
+	test("audit: bad queue, max_rows, before_id refused without a call");
+	test_cond(jobq_audit(c, "Bad Q", 10, 0) == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_audit(c, q, 0, 0) == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_audit(c, q, JOBQ_LIST_MAX_ROWS + 1, 0) == NULL &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_audit(c, q, 10, -1) == NULL && failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("bulk_where: retry 3 dead jobs 2 at a time, through the cursor");
+	{
+		JobqQueueOpts o = JOBQ_QUEUE_OPTS_INIT;
+		int64_t		a1 = -1,
+					a2 = -1;
+		char	   *cur = NULL,
+				   *end = (char *) "x";
+		const char *qs[1] = {q};
+		JobqJobList *l;
+		int			ok;
+
+		o.max_attempts = 1;
+		jobq_drop_queue(c, q, 1);
+		ok = jobq_create_queue(c, q, &o) == JOBQ_OK;
+		for (int i = 0; ok && i < 3; i++)
+			ok = jobq_enqueue(c, q, "{}", 2, NULL, NULL) == JOBQ_OK;
+		l = ok ? jobq_claim(c, qs, 1, 3, 30, "t") : NULL;
+		for (size_t i = 0; l && i < jobq_joblist_count(l); i++)
+		{
+			const JobqJob *j = jobq_joblist_get(l, i);
+
+			ok = ok && jobq_fail(c, jobq_job_id(j), jobq_job_token(j), "timeout", -1, 0, NULL) == JOBQ_OK;
+		}
+		jobq_joblist_free(l);
+		ok = ok && jobq_bulk_where(c, JOBQ_BULK_RETRY, q, NULL, "{\"error\": \"timeout\"}", 2,
+								   NULL, &a1, &cur) == JOBQ_OK;
+		ok = ok && cur != NULL &&
+			jobq_bulk_where(c, JOBQ_BULK_RETRY, q, "dead", NULL, 2, cur, &a2, &end) == JOBQ_OK;
+		test_cond(ok && a1 == 2 && a2 == 1 && end == NULL && qstat(c, q, "ready") == 3);
+		jobq_free(cur);
+	}
+
+	test("bulk_where: bad queue, max_rows, action refused without a call; bad state by the server");
+	{
+		int64_t		a = 0;
+
+		test_cond(jobq_bulk_where(c, JOBQ_BULK_CANCEL, "Bad Q", NULL, NULL, -1, NULL, &a, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+				  jobq_bulk_where(c, JOBQ_BULK_CANCEL, q, NULL, NULL, 0, NULL, &a, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+				  jobq_bulk_where(c, (JobqBulkAction) 9, q, NULL, NULL, -1, NULL, &a, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+				  jobq_bulk_where(c, JOBQ_BULK_RUN_NOW, q, "running", NULL, -1, NULL, &a, NULL) == JOBQ_ERR &&
+				  failed_with(c, JOBQ_ERR_SERVER, "22023"));
+	}
+	jobq_drop_queue(c, q, 1);
+}
+
 static void
 test_batch_positions(JobqConn *c)
 {
@@ -2467,6 +2574,7 @@ main(void)
 	test_server_version(c);
 	test_batch_positions(c);
 	test_await(c);
+	test_health_audit(c);
 	jobq_disconnect(c);
 
 	printf("%d passed, %d failed\n", tests - fails, fails);
