@@ -79,9 +79,9 @@ PG_FUNCTION_INFO_V1(jobq_release);
 	"DELETE FROM jobq.jobs j" \
 	" WHERE j.id = $1 AND j.token = $2 AND ($3 OR NOT " KEEPS_HISTORY("j.queue") ")"
 
-/* The errors of a failed job (alias A): $4 now, $5 the text, $6 whether cut */
+/* The errors of a failed job (alias A): the attempt's end, with its text */
 #define FAIL_ERRORS_SQL(A, AT, MSG, TRUNC) \
-	JOBQ_ERRORS_APPEND_SQL(A ".errors", A ".attempt", AT, MSG, TRUNC)
+	JOBQ_ATTEMPT_END_SQL(A, AT, "'failed'", MSG, TRUNC)
 
 /*
  * The statements.  Every one finds the job by id and token (the fence,
@@ -201,15 +201,16 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"   AND q.name = j.queue"
 		" RETURNING j.locked_until",
 		4, {INT8OID, UUIDOID, TIMESTAMPTZOID, INTERVALOID}},
-	/* $1 id, $2 token */
+	/* $1 id, $2 token, $3 now */
 	[ST_RELEASE] = {"release",
 		"UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
-		"  attempt = j.attempt - 1"
+		"  attempt = j.attempt - 1,"
+		"  errors = " JOBQ_ATTEMPT_END_SQL("j", "$3", "'released'", "NULL::text", "false")
 		" FROM jobq.queues q"
 		" WHERE j.id = $1 AND j.token = $2"
 		"   AND q.name = j.queue"
 		" RETURNING j.queue, q.notify AND NOT q.paused, NOT q.paused",
-		2, {INT8OID, UUIDOID}},
+		3, {INT8OID, UUIDOID, TIMESTAMPTZOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -801,13 +802,15 @@ jobq_extend(PG_FUNCTION_ARGS)
 Datum
 jobq_release(PG_FUNCTION_ARGS)
 {
-	Datum		values[2];
+	Datum		values[3];
 	bool		found;
 	int			rc;
+	TimestampTz now = jobq_now();
 
 	require_id_token(fcinfo);
 	values[0] = PG_GETARG_DATUM(0);
 	values[1] = PG_GETARG_DATUM(1);
+	values[2] = TimestampTzGetDatum(now);
 
 	jobq_spi_connect();
 	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
@@ -819,8 +822,6 @@ jobq_release(PG_FUNCTION_ARGS)
 	if (found)
 	{
 		bool		isnull;
-		TimestampTz now = jobq_now();
-
 		text	   *queue = DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[0],
 															 SPI_tuptable->tupdesc, 1, &isnull));
 

@@ -18,11 +18,15 @@
 #include "list_filter.h"
 #include "counters.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(jobq_stats);
 PG_FUNCTION_INFO_V1(jobq_job);
+PG_FUNCTION_INFO_V1(jobq_job_0_2);
+PG_FUNCTION_INFO_V1(jobq_job_value);
 PG_FUNCTION_INFO_V1(jobq_list);
 PG_FUNCTION_INFO_V1(jobq_list_0_2);
 PG_FUNCTION_INFO_V1(jobq_wait_stats);
@@ -44,6 +48,8 @@ enum
 	ST_STATS,
 	ST_JOB,
 	ST_LIST,
+	ST_JOB_0_2,
+	ST_JOB_VALUE,
 	ST_LIST_LIVE,
 	ST_LIST_LIVE_KEY,
 	ST_LIST_LIVE_IDS,
@@ -51,6 +57,41 @@ enum
 	ST_LIST_HISTORY_IDS,
 	NUM_STATEMENTS
 };
+
+/*
+ * jobq_job 0.2 (jobq_job_0_2): the attempt history of job A, a jsonb
+ * array in attempt order.  Each ended attempt but a completed one is an
+ * entry of A.errors (JOBQ_ATTEMPT_END_SQL; those written by 0.1.0 have no
+ * outcome, worker nor claimed_at: a failure or an expired lease, told by
+ * its text); CURRENT is the attempt the row itself describes (running, or
+ * completed), if any: its FIELDS when WHEN holds.  Error texts only for
+ * readers ($2).
+ */
+#define JOB_ATTEMPTS_SQL(A, FIELDS, WHEN) \
+	"COALESCE((SELECT pg_catalog.jsonb_agg(t.x ORDER BY t.n) FROM (" \
+	"  SELECT e.n, pg_catalog.jsonb_build_object('attempt', e.e -> 'attempt'," \
+	"    'worker', e.e -> 'worker', 'claimed_at', e.e -> 'claimed_at'," \
+	"    'finished_at', e.e -> 'at'," \
+	"    'outcome', COALESCE(e.e ->> 'outcome'," \
+	"       CASE WHEN e.e ->> 'error' = 'lease expired' THEN 'lease expired' ELSE 'failed' END)," \
+	"    'error', CASE WHEN $2 THEN e.e -> 'error' END," \
+	"    'error_truncated', COALESCE(e.e -> 'truncated', 'false'::jsonb)) AS x" \
+	"  FROM pg_catalog.jsonb_array_elements(" A ".errors) WITH ORDINALITY AS e(e, n)" \
+	"  UNION ALL" \
+	"  SELECT 9223372036854775807, pg_catalog.jsonb_build_object('attempt', " A ".attempt," \
+	"    'worker', " A ".worker, 'claimed_at', " A ".claimed_at, " FIELDS ")" \
+	"  WHERE " WHEN \
+	" ) t), '[]'::jsonb)"
+
+/* The errors of job A: its entries but the releases (a release is no error) */
+#define JOB_ERRORS_SQL(A) \
+	"(SELECT pg_catalog.jsonb_agg(e.e ORDER BY e.n)" \
+	"  FROM pg_catalog.jsonb_array_elements(" A ".errors) WITH ORDINALITY AS e(e, n)" \
+	"  WHERE e.e ->> 'outcome' IS DISTINCT FROM 'released')"
+
+#define COL_JOB_PAYLOAD		4
+#define COL_JOB_RESULT		16
+#define COL_JOB_ATTEMPTS	17	/* then payload_truncated, result_truncated */
 
 /*
  * jobq_list 0.2 (jobq_list_0_2).  One statement per variant of the filter
@@ -69,10 +110,11 @@ enum
 #define LIST_PARAM_TYPES \
 	JOBQ_FILTER_PARAM_TYPES, TIMESTAMPTZOID, INT8OID, INT8OID, INT8OID, BOOLOID
 
-/* The text of the newest error kept in ERRS (release entries have none) */
+/* The text of the newest error kept in ERRS (a release is no error) */
 #define LIST_LAST_ERROR_SQL(ERRS) \
 	"(SELECT le.e ->> 'error' FROM pg_catalog.jsonb_array_elements(" ERRS ")" \
-	"  WITH ORDINALITY AS le(e, n) WHERE le.e ->> 'error' IS NOT NULL" \
+	"  WITH ORDINALITY AS le(e, n)" \
+	"  WHERE le.e ->> 'outcome' IS DISTINCT FROM 'released'" \
 	"  ORDER BY le.n DESC LIMIT 1)"
 
 /* The columns of every list statement (COL_LIST_*) */
@@ -151,6 +193,29 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" WHERE $2::text IS NULL OR x.st = $2"
 		" ORDER BY id LIMIT $3",
 		5, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, BOOLOID}},
+	/* $1 id, $2 whether the caller reads payloads, results and errors */
+	[ST_JOB_0_2] = {"job_0_2",
+		"SELECT id, queue, state::text, CASE WHEN $2 THEN payload END, priority::integer,"
+		"  run_at, attempt, max_attempts, locked_until, worker, enqueued_at, claimed_at,"
+		"  NULL::timestamptz, dedupe_key, CASE WHEN $2 THEN " JOB_ERRORS_SQL("j") " END, NULL::jsonb,"
+		"  " JOB_ATTEMPTS_SQL("j", "'finished_at', NULL, 'outcome', 'running', 'lease_until', j.locked_until",
+							  "j.state = 'running'")
+		" FROM jobq.jobs j WHERE id = $1"
+		" UNION ALL"
+		" SELECT id, queue, state::text, CASE WHEN $2 THEN payload END, priority::integer,"
+		"  run_at, attempt, max_attempts, NULL::timestamptz, worker, enqueued_at, claimed_at,"
+		"  finished_at, dedupe_key, CASE WHEN $2 THEN " JOB_ERRORS_SQL("h") " END,"
+		"  CASE WHEN $2 THEN result END,"
+		"  " JOB_ATTEMPTS_SQL("h", "'finished_at', h.finished_at, 'outcome', 'completed'",
+							  "h.state = 'completed' AND h.claimed_at IS NOT NULL")
+		" FROM jobq.history h WHERE id = $1",
+		2, {INT8OID, BOOLOID}},
+	/* $1 id, $2 whether the result (else the payload) */
+	[ST_JOB_VALUE] = {"job_value",
+		"SELECT payload FROM jobq.jobs WHERE id = $1 AND NOT $2"
+		" UNION ALL"
+		" SELECT CASE WHEN $2 THEN result ELSE payload END FROM jobq.history WHERE id = $1",
+		2, {INT8OID, BOOLOID}},
 	/* jobq_list 0.2: see LIST_LIVE_SQL and LIST_HISTORY_SQL */
 	[ST_LIST_LIVE] = {"list_live", LIST_LIVE_SQL(JOBQ_FILTER_LIVE_RANGE_SQL("j")),
 		LIST_NPARAMS, {LIST_PARAM_TYPES}},
@@ -235,6 +300,35 @@ jobq_stats(PG_FUNCTION_ARGS)
 }
 
 /*
+ * job_rows
+ *	  The rows of statement index ($1 the job id of argument 0, $2 whether
+ *	  the caller reads payloads), left in SPI (connected) for the caller
+ *	  to put into *store and finish; false, with SPI finished and no row,
+ *	  when the caller may not inspect the job's queue.
+ */
+static bool
+job_rows(FunctionCallInfo fcinfo, int index, Tuplestorestate **store, TupleDesc *desc)
+{
+	Datum		args[2];
+	int			rc;
+
+	jobq_require(fcinfo, 0, "id");
+	args[0] = PG_GETARG_DATUM(0);
+	args[1] = BoolGetDatum(jobq_caller_reads_payloads());
+
+	*store = jobq_srf_begin(fcinfo, desc);
+	jobq_spi_connect();
+	if (!jobq_job_allowed(args[0], JOBQ_PRIV_INSPECT))
+	{
+		jobq_spi_finish();
+		return false;
+	}
+	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, index), args, NULL, true, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "job");
+	return true;
+}
+
+/*
  * jobq_job(id) -> setof (everything about one job)
  *	  The job wherever it is, live or in history; no row when unknown, or
  *	  when the caller may not inspect its queue.  The claim token is not
@@ -244,28 +338,126 @@ jobq_stats(PG_FUNCTION_ARGS)
 Datum
 jobq_job(PG_FUNCTION_ARGS)
 {
-	Datum		args[2];
 	TupleDesc	desc;
 	Tuplestorestate *store;
+
+	if (job_rows(fcinfo, ST_JOB, &store, &desc))
+	{
+		jobq_srf_put_spi(store, desc);
+		jobq_spi_finish();
+	}
+	return (Datum) 0;
+}
+
+/*
+ * cut_value
+ *	  A payload or result whose text is longer than JOBQ_INSPECT_VALUE_MAX
+ *	  bytes, as a JSON string of its first JOBQ_INSPECT_VALUE_MAX bytes (cut
+ *	  on a character boundary); NULL when it is short enough.
+ */
+static Datum
+cut_value(Datum value)
+{
+	Jsonb	   *jb = DatumGetJsonbP(value);
+	char	   *text = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+	int			len = strlen(text);
+	JsonbValue	cut;
+
+	if (len <= JOBQ_INSPECT_VALUE_MAX)
+		return (Datum) 0;
+	cut.type = jbvString;
+	cut.val.string.val = text;
+	cut.val.string.len = pg_mbcliplen(text, len, JOBQ_INSPECT_VALUE_MAX);
+	return JsonbPGetDatum(JsonbValueToJsonb(&cut));
+}
+
+/*
+ * jobq_job(id) -> setof (the 0.1.0 columns, attempts, payload_truncated,
+ *		result_truncated)
+ *	  (SQL 0.2.0.)  As jobq_job, with the attempt history (JOB_ATTEMPTS_SQL;
+ *	  never a token) and errors without the releases.  A payload or result
+ *	  longer than JOBQ_INSPECT_VALUE_MAX bytes as text comes back cut, as a
+ *	  JSON string, with its flag set; jobq_job_value returns it whole.
+ */
+Datum
+jobq_job_0_2(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Tuplestorestate *store;
+
+	if (!job_rows(fcinfo, ST_JOB_0_2, &store, &desc))
+		return (Datum) 0;
+	if (SPI_tuptable->tupdesc->natts != COL_JOB_ATTEMPTS || desc->natts != COL_JOB_ATTEMPTS + 2)
+		elog(ERROR, "jobq: job statement returned %d columns, expected %d",
+			 SPI_tuptable->tupdesc->natts, COL_JOB_ATTEMPTS);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		Datum		out[COL_JOB_ATTEMPTS + 2];
+		bool		nulls[COL_JOB_ATTEMPTS + 2];
+		const int	cols[2] = {COL_JOB_PAYLOAD, COL_JOB_RESULT};
+
+		heap_deform_tuple(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, out, nulls);
+		for (int i = 0; i < 2; i++)
+		{
+			Datum		cut = nulls[cols[i] - 1] ? (Datum) 0 : cut_value(out[cols[i] - 1]);
+
+			if (cut != (Datum) 0)
+				out[cols[i] - 1] = cut;
+			out[COL_JOB_ATTEMPTS + i] = BoolGetDatum(cut != (Datum) 0);
+			nulls[COL_JOB_ATTEMPTS + i] = false;
+		}
+		tuplestore_putvalues(store, desc, out, nulls);
+	}
+	jobq_spi_finish();
+	return (Datum) 0;
+}
+
+/*
+ * jobq_job_value(id, part) -> jsonb
+ *	  A job's payload or result ('payload' or 'result') whole, however
+ *	  large: jobq_job cuts them.  NULL when there is no such job (or no
+ *	  result), or when the caller may not inspect its queue; 42501 without
+ *	  the privileges of jobq_reader.
+ */
+Datum
+jobq_job_value(PG_FUNCTION_ARGS)
+{
+	Datum		args[2];
+	char	   *part;
+	Datum		value = (Datum) 0;
+	bool		isnull = true;
 	int			rc;
 
 	jobq_require(fcinfo, 0, "id");
+	jobq_require(fcinfo, 1, "part");
+	part = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (strcmp(part, "payload") != 0 && strcmp(part, "result") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown job part \"%s\"", part),
+				 errhint("Parts are payload and result.")));
+	if (!jobq_caller_reads_payloads())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("reading a job's %s needs the privileges of jobq_reader", part)));
 	args[0] = PG_GETARG_DATUM(0);
-	args[1] = BoolGetDatum(jobq_caller_reads_payloads());
+	args[1] = BoolGetDatum(strcmp(part, "result") == 0);
 
-	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
-	if (!jobq_job_allowed(args[0], JOBQ_PRIV_INSPECT))
+	if (jobq_job_allowed(args[0], JOBQ_PRIV_INSPECT))
 	{
-		jobq_spi_finish();
-		return (Datum) 0;
+		rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_JOB_VALUE),
+							  args, NULL, true, 1);
+		jobq_spi_check(rc, SPI_OK_SELECT, "job value");
+		if (SPI_processed > 0)
+			value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			value = SPI_datumTransfer(value, false, -1);	/* out of SPI's memory */
 	}
-	rc = SPI_execute_plan(jobq_plan(&jobq_inspect_statements, ST_JOB),
-						  args, NULL, true, 0);
-	jobq_spi_check(rc, SPI_OK_SELECT, "job");
-	jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();
-	return (Datum) 0;
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(value);
 }
 
 /*

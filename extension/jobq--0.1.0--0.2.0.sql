@@ -1060,6 +1060,66 @@ COMMENT ON FUNCTION @extschema@.jobq_health() IS
 
 
 /* ========================================================================
+ * Job detail: the attempt history, large values cut (issue 14).
+ *
+ * jobq_job gains three columns: attempts (each attempt's number, worker,
+ * claimed_at, finished_at and outcome: failed with its error, lease
+ * expired, released, completed, or running; never a token), and whether
+ * payload and result came back cut (longer than JOBQ_INSPECT_VALUE_MAX
+ * bytes as text: then a JSON string of the beginning).  The 16 columns of
+ * 0.1.0 keep their names, types and order; errors leaves out the entries
+ * of released attempts, which carry no error.  jobq_job_value(id, part)
+ * returns a payload or result whole (jobq_reader).  Ended attempts are
+ * recorded in the errors array the job already carries (newest
+ * JOBQ_ERRORS_KEPT), by fail, sweep and release; a completed attempt is
+ * its history row, so completes write nothing more.
+ * ======================================================================== */
+DROP FUNCTION @extschema@.jobq_job(bigint);
+
+CREATE FUNCTION @extschema@.jobq_job(id bigint)
+RETURNS TABLE (
+    id                bigint,
+    queue             text,
+    state             text,
+    payload           jsonb,
+    priority          integer,
+    run_at            timestamptz,
+    attempt           integer,
+    max_attempts      integer,
+    locked_until      timestamptz,
+    worker            text,
+    enqueued_at       timestamptz,
+    claimed_at        timestamptz,
+    finished_at       timestamptz,
+    dedupe_key        text,
+    errors            jsonb,
+    result            jsonb,
+    attempts          jsonb,
+    payload_truncated boolean,
+    result_truncated  boolean)
+AS 'MODULE_PATHNAME', 'jobq_job_0_2'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_job_value(id bigint, part text DEFAULT 'payload')
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jobq_job_value'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_job(bigint) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_job_value(bigint, text) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_job(bigint), @extschema@.jobq_job_value(bigint, text)
+FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_job(bigint) TO jobq_monitor, jobq_reader;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_job_value(bigint, text) TO jobq_reader;
+COMMENT ON FUNCTION @extschema@.jobq_job(bigint) IS
+    'Everything about one job, live or finished, with its attempt history (never the token); large payloads and results cut.';
+COMMENT ON FUNCTION @extschema@.jobq_job_value(bigint, text) IS
+    'A job''s payload or result whole, however large (jobq_job cuts them).';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

@@ -77,15 +77,37 @@
 	"  * (0.5 + pg_catalog.random() * 0.5))"
 
 /*
- * JOBQ_ERRORS_APPEND_SQL: ERRS with one error object appended, keeping the
- * newest JOBQ_ERRORS_KEPT (one is appended at a time, so dropping the
+ * JOBQ_ERRORS_PUSH_SQL: ERRS with the jsonb object OBJ appended, keeping
+ * the newest JOBQ_ERRORS_KEPT (one is appended at a time, so dropping the
  * first element is enough to stay bounded).
  */
-#define JOBQ_ERRORS_APPEND_SQL(ERRS, ATT, AT, MSG, TRUNC) \
+#define JOBQ_ERRORS_PUSH_SQL(ERRS, OBJ) \
 	"(SELECT CASE WHEN pg_catalog.jsonb_array_length(e) > " CppAsString2(JOBQ_ERRORS_KEPT) " THEN e OPERATOR(pg_catalog.-) 0 ELSE e END " \
 	" FROM (SELECT COALESCE(" ERRS ", '[]'::jsonb) OPERATOR(pg_catalog.||) " \
-	"   pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('attempt', " ATT ", 'at', " AT \
-	"   , 'error', " MSG ", 'truncated', " TRUNC "))) AS x(e))"
+	"   pg_catalog.jsonb_build_array(" OBJ ")) AS x(e))"
+
+/*
+ * JOBQ_ERRORS_APPEND_SQL: ERRS with one error object appended (attempt
+ * ATT, at AT, text MSG, whether cut TRUNC), as 0.1.0 wrote them.
+ */
+#define JOBQ_ERRORS_APPEND_SQL(ERRS, ATT, AT, MSG, TRUNC) \
+	JOBQ_ERRORS_PUSH_SQL(ERRS, "pg_catalog.jsonb_build_object('attempt', " ATT ", 'at', " AT \
+						 ", 'error', " MSG ", 'truncated', " TRUNC ")")
+
+/*
+ * JOBQ_ATTEMPT_END_SQL: the errors of job A (a row of jobq.jobs, before
+ * the change) with the end of its current attempt appended: the attempt
+ * number, its worker and claimed_at, when it ended (AT), how (OUTCOME:
+ * 'failed', 'lease expired', 'released', 'cancelled'), and the error text
+ * MSG (NULL for none) and whether it was cut (TRUNC).  jobq_job's attempt
+ * history reads these entries; a completed attempt is never written here
+ * (the history row itself is its record), so completes pay nothing.
+ */
+#define JOBQ_ATTEMPT_END_SQL(A, AT, OUTCOME, MSG, TRUNC) \
+	JOBQ_ERRORS_PUSH_SQL(A ".errors", \
+						 "pg_catalog.jsonb_build_object('attempt', " A ".attempt, 'at', " AT \
+						 ", 'error', " MSG ", 'truncated', " TRUNC ", 'outcome', " OUTCOME \
+						 ", 'worker', " A ".worker, 'claimed_at', " A ".claimed_at)")
 
 /*
  * JOBQ_FINISHED_COUNTS_SQL: for CTE (deleted history rows with queue and

@@ -51,7 +51,7 @@ PG_FUNCTION_INFO_V1(jobq_sweep);
  * history on every sweep when nothing was old enough.
  */
 #define EXPIRED_ERRORS_SQL(ALIAS) \
-	JOBQ_ERRORS_APPEND_SQL(ALIAS ".errors", ALIAS ".attempt", "$1", "'lease expired'", "false")
+	JOBQ_ATTEMPT_END_SQL(ALIAS, "$1", "'lease expired'", "'lease expired'", "false")
 
 #define PURGE_PROBE_SQL(STATE, RETENTION) \
 	"  SELECT h.id FROM jobq.queues q CROSS JOIN LATERAL (" \

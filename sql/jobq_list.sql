@@ -47,22 +47,31 @@ FROM jobq_list('lst');
 -- 0.1.0's call, positionally: the same rows
 SELECT count(*) AS rows_3_args FROM jobq_list('lst', NULL, 100);
 
--- pages of 2, through every page (the cursor crosses from live to finished)
-CREATE TABLE regress_pages (page int, n bigint, state text, next_cursor text);
-DO $$
+-- Every page of a listing, following next_cursor (at most 20 pages)
+CREATE FUNCTION regress_walk(rows_per_page int, f jsonb)
+RETURNS TABLE (page int, n bigint, state text, next_cursor text, truncated boolean)
+LANGUAGE plpgsql AS $$
 DECLARE
     c text := NULL;
-    p int := 0;
+    l record;
 BEGIN
-    LOOP
-        p := p + 1;
-        INSERT INTO regress_pages
-        SELECT p, l.id, l.state, l.next_cursor FROM jobq_list('lst', max_rows => 2, after => c) l;
-        SELECT max(r.next_cursor) INTO c FROM regress_pages r WHERE r.page = p;
-        EXIT WHEN c IS NULL OR p > 20;
+    FOR p IN 1..20 LOOP
+        page := p;
+        next_cursor := NULL;
+        FOR l IN SELECT * FROM jobq_list('lst', max_rows => rows_per_page, after => c, filters => f) LOOP
+            n := l.id;
+            state := l.state;
+            next_cursor := l.next_cursor;
+            truncated := l.scan_truncated;
+            RETURN NEXT;
+        END LOOP;
+        c := next_cursor;
+        EXIT WHEN c IS NULL;
     END LOOP;
 END
 $$;
+-- pages of 2, through every page (the cursor crosses from live to finished)
+CREATE TABLE regress_pages AS SELECT * FROM regress_walk(2, '{}');
 SELECT page, array_agg(n - :b ORDER BY n) AS jobs, array_agg(DISTINCT state) AS states
 FROM regress_pages r, (SELECT :b AS b) x GROUP BY page ORDER BY page;
 SELECT count(*) = 10 AS every_job_once, count(DISTINCT n) = 10 AS no_repeat FROM regress_pages;
@@ -128,23 +137,8 @@ SET jobq.list_scan_limit = 1;
 SELECT id, state, next_cursor = 'j:' || (:b + 6) AS resumes_after_b6, scan_truncated
 FROM jobq_list('lst', max_rows => 1, filters => '{"worker": "worker-a"}');
 -- following the cursors reaches every match, each call reading 2 rows
-CREATE TABLE regress_scan (call int, id bigint, next_cursor text, truncated boolean);
-DO $$
-DECLARE
-    c text := NULL;
-    k int := 0;
-BEGIN
-    LOOP
-        k := k + 1;
-        INSERT INTO regress_scan
-        SELECT k, l.id, l.next_cursor, l.scan_truncated
-        FROM jobq_list('lst', max_rows => 1, after => c, filters => '{"worker": "worker-a"}') l;
-        SELECT max(s.next_cursor) INTO c FROM regress_scan s WHERE s.call = k;
-        EXIT WHEN c IS NULL OR k > 20;
-    END LOOP;
-END
-$$;
-SELECT call, id - :b AS n, truncated FROM regress_scan ORDER BY call;
+CREATE TABLE regress_scan AS SELECT * FROM regress_walk(1, '{"worker": "worker-a"}');
+SELECT page AS call, n - :b AS n, truncated FROM regress_scan ORDER BY page;
 -- an index-backed filter (ids, a live key, a finished time range) is not capped
 SELECT count(*) AS ids_uncapped, bool_or(scan_truncated) AS truncated
 FROM jobq_list('lst', filters => jsonb_build_object('ids', jsonb_build_array(:b, :b + 1, :b + 2, :b + 9)));
@@ -210,6 +204,7 @@ RESET ROLE;
 DROP ROLE regress_list_monitor, regress_list_reader;
 
 DROP TABLE regress_pages, regress_scan;
+DROP FUNCTION regress_walk(int, jsonb);
 DROP FUNCTION regress_try_list(text);
 SELECT jobq_drop_queue('lst', force => true);
 SELECT jobq_drop_queue('lst-other', force => true);

@@ -173,6 +173,9 @@ INSERT INTO regress_priv_calls VALUES
  (198, 'cancel_where', 'jobq_cancel_where(text,text,jsonb,integer,text)', $$SELECT jobq_cancel_where('prv', 'dead')$$),
  (199, 'delete_where', 'jobq_delete_where(text,text,jsonb,integer,text)', $$SELECT jobq_delete_where('prv')$$),
  (200, 'run_now_where', 'jobq_run_now_where(text,text,jsonb,integer,text)', $$SELECT jobq_run_now_where('prv')$$);
+-- a job's payload or result whole (issue 14): what jobq_reader reads
+INSERT INTO regress_priv_calls VALUES
+ (150, 'job_value', 'jobq_job_value(bigint,text)', $$SELECT jobq_job_value(0)$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

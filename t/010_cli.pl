@@ -77,6 +77,26 @@ $node->safe_psql('postgres',
 	"SELECT jobq_fail(id, token, 'boom', NULL, true) FROM jobq_claim('mails', 't', 1)");
 ($rc, $out) = cli([ 'list', 'mails', '--state', 'dead' ]);
 like($out, qr/dead\s.*boom/, 'list dead: last_error shown');
+# pages and filters (doc/jobq.md, Listing jobs)
+($rc, $out) = cli([ 'list', 'mails', '--limit', '1' ]);
+my ($cursor) = $out =~ /^next: --after (\S+)$/m;
+ok(defined $cursor, 'list --limit 1: prints the next cursor');
+($rc, $out) = cli([ 'list', 'mails', '--limit', '1', '--after', $cursor, '--json' ]);
+my $page2 = decode_json($out);
+isnt($page2->[0]{id}, undef, 'list --after: the next page');
+unlike($out, qr/"id":\Q$id1\E,/, 'list --after: not the first page again');
+($rc, $out) = cli([ 'list', 'mails', '--state', 'dead', '--error', 'BOOM', '--worker', 't', '--since', '1h' ]);
+like($out, qr/^\s*$id1\s+dead\s.*\bt\s+boom$/m, 'list filters: error, worker, since');
+($rc, $out) = cli([ 'list', 'mails', '--state', 'dead', '--worker', 'nobody' ]);
+unlike($out, qr/boom/, 'list filters: another worker lists nothing');
+($rc, $out, $err) = cli([ 'list', 'mails', '--priority', '1..x' ]);
+is($rc, 2, 'list bad --priority: exit 2');
+($rc, $out, $err) = cli([ 'list', 'mails', '--after', 'nonsense' ]);
+is($rc, 1, 'list bad cursor: exit 1');
+like($err, qr/invalid list cursor/, 'list bad cursor: the server says why');
+($rc, $out) = cli([ 'show', $id1 ]);
+like($out, qr/^attempts:\nattempt\s+worker\s+claimed_at\s+finished_at\s+outcome\s+error\n[- ]+\n\s+1\s+t\s+\S+ \S+\s+\S+ \S+\s+failed\s+boom\n/m,
+	'show: the attempt timeline');
 ($rc, $out) = cli([ 'retry', $id1 ]);
 is($rc, 0, 'retry dead job: exit 0');
 ($rc, $out, $err) = cli([ 'retry', $id1 ]);

@@ -99,6 +99,7 @@ extern const char *cli_arg(int i);
 extern const char *cli_option(const char *name);
 extern bool cli_json(void);
 extern int64_t cli_job_id(const char *s);
+extern int	cli_int_arg(const char *s, const char *what, int dflt, long long lo, long long hi);
 
 /* await.c */
 extern int	cli_await_timeout_ms(const char *s, const char *what);
@@ -111,6 +112,9 @@ extern int	cmd_metrics(void);
 /* schedules.c */
 extern int	cmd_schedule(void);
 extern int	cmd_schedules(void);
+/* jobs.c */
+extern int	cmd_list(void);
+extern int	cmd_show(void);
 
 /* workers.c: jobq workers, jobq worker quiet|stop|resume */
 extern int	cmd_workers(void);

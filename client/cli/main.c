@@ -52,6 +52,7 @@ enum
 	O_FROM, O_TO, O_BUCKET, O_PROMETHEUS,	/* metrics.c */
 	O_PRUNE, O_DRY_RUN,	/* schedules.c */
 	O_WHERE, O_BATCH,
+	O_AFTER, O_WORKER, O_KEY_PREFIX, O_SINCE, O_UNTIL, O_ERROR, O_PAYLOAD,
 	O_COUNT
 };
 
@@ -88,6 +89,13 @@ static const struct option longopts[] = {
 	{"dry-run", no_argument, NULL, O_DRY_RUN},
 	{"where", required_argument, NULL, O_WHERE},
 	{"batch", required_argument, NULL, O_BATCH},
+	{"after", required_argument, NULL, O_AFTER},
+	{"worker", required_argument, NULL, O_WORKER},
+	{"key-prefix", required_argument, NULL, O_KEY_PREFIX},
+	{"since", required_argument, NULL, O_SINCE},
+	{"until", required_argument, NULL, O_UNTIL},
+	{"error", required_argument, NULL, O_ERROR},
+	{"payload", required_argument, NULL, O_PAYLOAD},
 	{NULL, 0, NULL, 0}
 };
 
@@ -136,8 +144,11 @@ usage(FILE *f)
 			"        [--wait=DURATION: wait for the job's outcome, print its result]\n"
 			"  await ID                 wait for a job's outcome  [--timeout=DURATION]\n"
 			"  stats [QUEUE]            job counts per queue  [--watch=DURATION]\n"
-			"  list QUEUE               jobs of a queue  [--state=STATE] [--limit=N]\n"
-			"  show ID                  everything about one job\n"
+			"  list QUEUE               a page of jobs: live by id, then finished newest first\n"
+			"        [--state=STATE] [--limit=N] [--after=CURSOR] [--priority=N|N..M]\n"
+			"        [--worker=W] [--key=K | --key-prefix=P] [--since=T] [--until=T]\n"
+			"        [--error=TEXT] [--payload=JSON]\n"
+			"  show ID                  everything about one job, and its attempts\n"
 			"  retry ID | --queue=QUEUE dead job(s) back to ready\n"
 			"  retry --queue=QUEUE --where=FILTERS  [--state=STATE] [--batch=N]\n"
 			"                           the jobs jobq list selects, in batches\n"
@@ -846,120 +857,10 @@ cmd_stats(void)
 	}
 }
 
-/* a timestamptz as to_char(..., 'YYYY-MM-DD HH24:MI:SS') printed it */
-static char *
-short_time(const char *ts)
-{
-	char	   *s;
-
-	if (ts == NULL)
-		return NULL;
-	s = jobq_xstrdup(ts);
-	if (strlen(s) >= 19 && s[10] == ' ')
-		s[19] = '\0';
-	return s;
-}
-
-/*
- * cmd_list
- *		list QUEUE [--state S] [--limit N]: jobs ordered by id.
- */
-static int
-cmd_list(void)
-{
-	static const int allowed[] = {O_STATE, O_LIMIT, 0};
-	static const char *const names[] = {"id", "state", "priority", "run_at", "attempt",
-	"enqueued_at", "finished_at", "last_error"};
-	static const bool numeric[] = {true, false, true, false, false, false, false, false};
-	JobqRows   *rows;
-	int			limit;
-
-	allow_only("list", allowed);
-	want_args("list", 1, 1);
-	limit = int_arg(opt[O_LIMIT], "--limit", -1, 1, JOBQ_LIST_MAX_ROWS);
-	connect_db();
-	rows = need(jobq_list(conn, args[1], opt[O_STATE], limit));
-	if (json)
-		print_rows_json(rows);
-	else
-	{
-		Table		t;
-
-		table_init(&t, 8, names, numeric);
-		for (size_t r = 0; r < jobq_rows_count(rows); r++)
-		{
-			char	   *run_at = short_time(jobq_rows_get(rows, r, "run_at"));
-			char	   *enq = short_time(jobq_rows_get(rows, r, "enqueued_at"));
-			char	   *fin = short_time(jobq_rows_get(rows, r, "finished_at"));
-			char		attempt[48];
-			const char *row[8];
-
-			snprintf(attempt, sizeof(attempt), "%s/%s",
-					 jobq_rows_get(rows, r, "attempt") ? jobq_rows_get(rows, r, "attempt") : "",
-					 jobq_rows_get(rows, r, "max_attempts") ? jobq_rows_get(rows, r, "max_attempts") : "");
-			row[0] = jobq_rows_get(rows, r, "id");
-			row[1] = jobq_rows_get(rows, r, "state");
-			row[2] = jobq_rows_get(rows, r, "priority");
-			row[3] = run_at;
-			row[4] = attempt;
-			row[5] = enq;
-			row[6] = fin;
-			row[7] = jobq_rows_get(rows, r, "last_error");
-			table_add(&t, row);
-			free(run_at);
-			free(enq);
-			free(fin);
-		}
-		print_table(&t);
-		table_free(&t);
-	}
-	jobq_rows_free(rows);
-	return EXIT_OK;
-}
-
 static int64_t
 job_id(const char *s)
 {
 	return (int64_t) integer(s, "job id");
-}
-
-/*
- * cmd_show
- *		show ID: every field of one job; 1 when there is no such job.
- */
-static int
-cmd_show(void)
-{
-	static const int allowed[] = {0};
-	int64_t		id;
-	JobqRows   *rows;
-
-	allow_only("show", allowed);
-	want_args("show", 1, 1);
-	id = job_id(args[1]);
-	connect_db();
-	rows = jobq_job_info(conn, id);
-	if (rows == NULL && (jobq_status(conn) == JOBQ_ERR_NOT_FOUND ||
-						 jobq_status(conn) == JOBQ_ERR_BAD_ARGUMENT))
-	{
-		fprintf(stderr, "%s: no job %s\n", progname, args[1]);
-		return EXIT_FAILED;
-	}
-	need(rows);
-	if (json)
-	{
-		char	   *js = jobq_rows_json(rows);
-		size_t		len = js ? strlen(js) : 0;
-
-		/* one object, not an array of one */
-		if (len >= 2)
-			printf("%.*s\n", (int) (len - 2), js + 1);
-		jobq_free(js);
-	}
-	else
-		print_record(rows);
-	jobq_rows_free(rows);
-	return EXIT_OK;
 }
 
 /*
@@ -1344,6 +1245,13 @@ int64_t
 cli_job_id(const char *s)
 {
 	return job_id(s);
+}
+
+/* cli_int_arg: int_arg (an integer option within the contract's bounds) */
+int
+cli_int_arg(const char *s, const char *what, int dflt, long long lo, long long hi)
+{
+	return int_arg(s, what, dflt, lo, hi);
 }
 
 int

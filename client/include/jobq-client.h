@@ -654,6 +654,27 @@ JobqRows   *jobq_job_info(JobqConn *conn, int64_t id);
 JobqRows   *jobq_list(JobqConn *conn, const char *queue, const char *state,
 					  int max_rows);
 
+/*
+ * jobq_list_page: a page of the jobs of a queue (doc/sql.md, jobq_list):
+ * live jobs by id, then finished ones newest first, from a cursor, passing
+ * filters.  Each row also has worker, dedupe_key, next_cursor (the after
+ * of the next page; NULL: nothing follows) and scan_truncated.  A 0.1.0
+ * server lists without after and filters (no such columns), and refuses
+ * them with JOBQ_ERR_VERSION.  opts may be NULL (every state, 100 rows).
+ */
+typedef struct JobqListOpts
+{
+	size_t		size;			/* sizeof(JobqListOpts): JOBQ_LIST_OPTS_INIT */
+	const char *state;			/* NULL: every state */
+	int			max_rows;		/* 1..10000, -1 = 100 */
+	const char *after;			/* a next_cursor; NULL: from the start */
+	const char *filters;		/* a JSON object of job filters; NULL: none */
+} JobqListOpts;
+
+#define JOBQ_LIST_OPTS_INIT { sizeof(JobqListOpts), NULL, -1, NULL, NULL }
+
+JobqRows   *jobq_list_page(JobqConn *conn, const char *queue, const JobqListOpts *opts);
+
 /* jobq_retry: dead -> ready.  Not found: JOBQ_ERR_NOT_FOUND; not dead, or
  * its dedupe key is taken by a live job: JOBQ_ERR_STATE. */
 int			jobq_retry(JobqConn *conn, int64_t id);

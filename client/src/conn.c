@@ -107,6 +107,9 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	[STMT_LIST] =
 	"SELECT * FROM %s.jobq_list($1::pg_catalog.text, $2::pg_catalog.text, "
 	"$3::pg_catalog.int4)",
+	[STMT_LIST_PAGE] =
+	"SELECT * FROM %s.jobq_list($1::pg_catalog.text, $2::pg_catalog.text, "
+	"$3::pg_catalog.int4, $4::pg_catalog.text, $5::pg_catalog.jsonb)",
 	[STMT_QUEUES] =
 	"SELECT * FROM %s.jobq_queues()",
 	[STMT_RETRY] =

@@ -97,6 +97,66 @@ jobq_list(JobqConn *conn, const char *queue, const char *state, int max_rows)
 }
 
 /*
+ * jobq_list_page: see jobq-client.h.  The arguments are checked here as
+ * jobq_list checks them; the filters are the server's to check (22023
+ * naming the key), past being JSON.
+ */
+JobqRows *
+jobq_list_page(JobqConn *conn, const char *queue, const JobqListOpts *given)
+{
+	static const size_t sizes[] = JOBQ_LIST_OPTS_SIZES;
+	JobqListOpts opts = JOBQ_LIST_OPTS_INIT;
+	char		rows[16];
+	const char *values[5];
+	char	   *filters = NULL;
+	JobqRows   *result;
+
+	if (conn == NULL)
+		return NULL;
+	jobq_clear_error(conn);
+	if (jobq_copy_opts(conn, "JobqListOpts", given, &opts, sizes, lengthof(sizes)) != JOBQ_OK)
+		return NULL;
+	if (conn->server_sql < JOBQ_SQL_LIST_PAGES)
+	{
+		if (opts.after != NULL || opts.filters != NULL)
+		{
+			jobq_set_error(conn, JOBQ_ERR_VERSION,
+						   "list cursors and filters need the jobq 0.2.0 SQL on the server "
+						   "(ALTER EXTENSION jobq UPDATE)");
+			return NULL;
+		}
+		return jobq_list(conn, queue, opts.state, opts.max_rows);
+	}
+	if (jobq_check_queue(conn, queue) != JOBQ_OK)
+		return NULL;
+	if (opts.state != NULL && !valid_list_state(opts.state))
+	{
+		char		names[128];
+
+		jobq_states_text(names, sizeof(names), 0, "delayed");
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "invalid state \"%.32s\": expected %s", opts.state, names);
+		return NULL;
+	}
+	if (opts.max_rows == -1)
+		opts.max_rows = JOBQ_LIST_DEFAULT_ROWS;
+	if (jobq_check_range(conn, "max_rows", opts.max_rows, 1, JOBQ_LIST_MAX_ROWS) != JOBQ_OK)
+		return NULL;
+	if (opts.filters != NULL &&
+		(filters = jobq_copy_json(conn, "filters", opts.filters, strlen(opts.filters))) == NULL)
+		return NULL;
+	snprintf(rows, sizeof(rows), "%d", opts.max_rows);
+	values[0] = queue;
+	values[1] = opts.state;
+	values[2] = rows;
+	values[3] = opts.after;
+	values[4] = filters != NULL ? filters : "{}";
+	result = jobq_rows_from(conn, jobq_exec(conn, STMT_LIST_PAGE, 5, values, 1));
+	free(filters);
+	return result;
+}
+
+/*
  * jobq_wait_stats: see jobq-client.h.
  */
 int

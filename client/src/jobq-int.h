@@ -61,6 +61,7 @@ typedef enum JobqStmt
 	STMT_STATS,
 	STMT_JOB,
 	STMT_LIST,
+	STMT_LIST_PAGE,				/* 0.2.0 SQL: JOBQ_SQL_LIST_PAGES */
 	STMT_QUEUES,
 	STMT_RETRY,
 	STMT_RETRY_QUEUE,
@@ -95,6 +96,8 @@ typedef enum JobqStmt
 #define JOBQ_SQL_BATCH_POSITIONS 200
 /* The first SQL release with the worker registry */
 #define JOBQ_SQL_WORKERS 200
+/* The first SQL release whose jobq_list takes after and filters */
+#define JOBQ_SQL_LIST_PAGES 200
 
 /* Settings after the queue name in STMT_CREATE_QUEUE and STMT_ALTER_QUEUE */
 #define JOBQ_QUEUE_STMT_SETTINGS 7
@@ -214,6 +217,7 @@ int			jobq_copy_opts(JobqConn *conn, const char *what, const void *given,
 #define JOBQ_QUEUE_OPTS_SIZES	{ sizeof(JobqQueueOpts) }	/* 0.2.0 */
 #define JOBQ_ENQUEUE_OPTS_SIZES { sizeof(JobqEnqueueOpts) } /* 0.2.0 */
 #define JOBQ_WORKER_OPTS_SIZES	{ sizeof(JobqWorkerOpts) }	/* 0.2.0 */
+#define JOBQ_LIST_OPTS_SIZES	{ sizeof(JobqListOpts) }	/* 0.2.0 */
 const char *jobq_single_value(JobqConn *conn, const PGresult *res, int *ok);
 
 /* claim.c (the claim half of jobq_complete_and_claim in ack.c) */

@@ -2528,6 +2528,88 @@ test_workers(JobqConn *c)
 	jobq_drop_queue(c, q, 1);
 }
 
+/*
+ * test_list_page: jobq_list_page pages by cursor and filters; a bad
+ * options size and a bad filter key are refused; against 0.1.0 SQL a
+ * cursor or filter is JOBQ_ERR_VERSION before any call.
+ */
+static void
+test_list_page(JobqConn *c)
+{
+	char		q[64];
+	char		filters[96];
+	int64_t		ids[3] = {0, 0, 0};
+	JobqListOpts lo = JOBQ_LIST_OPTS_INIT;
+	JobqRows   *r;
+	char	   *cursor = NULL;
+	const char *schema;
+	JobqConn   *old = NULL;
+	int			ok;
+
+	snprintf(q, sizeof(q), "t%d-page", (int) getpid());
+	ok = jobq_create_queue(c, q, NULL) == JOBQ_OK;
+	for (int i = 0; i < 3; i++)
+		ok = ok && jobq_enqueue(c, q, "{}", 2, NULL, &ids[i]) == JOBQ_OK;
+
+	test("list_page: 2 of 3 jobs, and a cursor");
+	lo.max_rows = 2;
+	r = ok ? jobq_list_page(c, q, &lo) : NULL;
+	test_cond(r != NULL && jobq_rows_count(r) == 2 &&
+			  jobq_rows_get(r, 1, "next_cursor") != NULL &&
+			  strtoll(jobq_rows_get(r, 0, "id"), NULL, 10) == ids[0]);
+	if (r != NULL && jobq_rows_get(r, 1, "next_cursor") != NULL)
+		cursor = strdup(jobq_rows_get(r, 1, "next_cursor"));
+	jobq_rows_free(r);
+
+	test("list_page: after the cursor, the third job and no cursor");
+	lo.after = cursor;
+	lo.state = "ready";
+	r = cursor != NULL ? jobq_list_page(c, q, &lo) : NULL;
+	test_cond(r != NULL && jobq_rows_count(r) == 1 &&
+			  strtoll(jobq_rows_get(r, 0, "id"), NULL, 10) == ids[2] &&
+			  jobq_rows_get(r, 0, "next_cursor") == NULL);
+	jobq_rows_free(r);
+	free(cursor);
+
+	test("list_page: filter by ids");
+	lo = (JobqListOpts) JOBQ_LIST_OPTS_INIT;
+	snprintf(filters, sizeof(filters), "{\"ids\": [%lld]}", (long long) ids[1]);
+	lo.filters = filters;
+	r = jobq_list_page(c, q, &lo);
+	test_cond(r != NULL && jobq_rows_count(r) == 1 &&
+			  strtoll(jobq_rows_get(r, 0, "id"), NULL, 10) == ids[1]);
+	jobq_rows_free(r);
+
+	test("list_page: unknown filter key is the server's 22023");
+	lo.filters = "{\"bogus\": 1}";
+	r = jobq_list_page(c, q, &lo);
+	test_cond(r == NULL && jobq_status(c) == JOBQ_ERR_SERVER &&
+			  jobq_sqlstate(c) != NULL && strcmp(jobq_sqlstate(c), "22023") == 0);
+
+	test("list_page: an options size no release had is refused");
+	lo.filters = NULL;
+	lo.size = 3;
+	r = jobq_list_page(c, q, &lo);
+	test_cond(r == NULL && jobq_status(c) == JOBQ_ERR_BAD_ARGUMENT);
+
+	test("list_page against 0.1.0 SQL: a filter is JOBQ_ERR_VERSION");
+	schema = fake_version_schema(NULL);
+	old = schema != NULL ? jobq_connect_ex(dsn, schema, 0) : NULL;
+	lo = (JobqListOpts) JOBQ_LIST_OPTS_INIT;
+	lo.filters = "{}";
+	r = old != NULL ? jobq_list_page(old, q, &lo) : NULL;
+	test_cond(old != NULL && r == NULL && jobq_status(old) == JOBQ_ERR_VERSION);
+	jobq_disconnect(old);
+	if (schema != NULL)
+	{
+		char		sql[128];
+
+		snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schema);
+		exec_ok(sql);
+	}
+	jobq_drop_queue(c, q, 1);
+}
+
 int
 main(void)
 {
@@ -2574,6 +2656,7 @@ main(void)
 	test_server_version(c);
 	test_batch_positions(c);
 	test_await(c);
+	test_list_page(c);
 	test_health_audit(c);
 	jobq_disconnect(c);
 
