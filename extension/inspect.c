@@ -55,6 +55,7 @@ enum
 	ST_LIST_LIVE_IDS,
 	ST_LIST_HISTORY,
 	ST_LIST_HISTORY_IDS,
+	ST_LIST_HISTORY_SCHEDULE,
 	NUM_STATEMENTS
 };
 
@@ -150,6 +151,11 @@ enum
 	"   AND " LIST_HISTORY_AFTER_SQL("h") \
 	" ORDER BY h.finished_at DESC, h.id DESC LIMIT $16)"
 
+#define LIST_SCHEDULE_BRANCH(STATE) \
+	"(SELECT h.*" JOBQ_FILTER_HISTORY_SCHEDULE_SQL("h", STATE) \
+	"   AND " LIST_HISTORY_AFTER_SQL("h") \
+	" ORDER BY h.finished_at DESC, h.id DESC LIMIT $16)"
+
 #define LIST_HISTORY_SQL(ROWS) \
 	LIST_OUTER_SQL \
 	"  SELECT h.id, h.state::text AS st, h.priority::integer AS priority, h.run_at, h.attempt," \
@@ -227,6 +233,11 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		LIST_HISTORY_SQL(LIST_HISTORY_BRANCH("completed") " UNION ALL "
 						 LIST_HISTORY_BRANCH("dead") " UNION ALL "
 						 LIST_HISTORY_BRANCH("cancelled")),
+		LIST_NPARAMS, {LIST_PARAM_TYPES}},
+	[ST_LIST_HISTORY_SCHEDULE] = {"list_history_schedule",
+		LIST_HISTORY_SQL(LIST_SCHEDULE_BRANCH("completed") " UNION ALL "
+						 LIST_SCHEDULE_BRANCH("dead") " UNION ALL "
+						 LIST_SCHEDULE_BRANCH("cancelled")),
 		LIST_NPARAMS, {LIST_PARAM_TYPES}},
 	[ST_LIST_HISTORY_IDS] = {"list_history_ids",
 		LIST_HISTORY_SQL("SELECT h.*" JOBQ_FILTER_HISTORY_IDS_SQL("h") " AND " LIST_HISTORY_AFTER_SQL("h")),
@@ -733,7 +744,8 @@ jobq_list_0_2(PG_FUNCTION_ARGS)
 		values[JOBQ_FILTER_NPARAMS] = TimestampTzGetDatum(cursor.finished_at);
 		values[JOBQ_FILTER_NPARAMS + 1] = Int64GetDatum(cursor.id);
 		nulls[JOBQ_FILTER_NPARAMS] = nulls[JOBQ_FILTER_NPARAMS + 1] = cursor.has_key ? ' ' : 'n';
-		list_part(&page, v == JOBQ_FILTER_HISTORY_IDS ? ST_LIST_HISTORY_IDS : ST_LIST_HISTORY,
+		list_part(&page, v == JOBQ_FILTER_HISTORY_IDS ? ST_LIST_HISTORY_IDS :
+				  v == JOBQ_FILTER_HISTORY_SCHEDULE ? ST_LIST_HISTORY_SCHEDULE : ST_LIST_HISTORY,
 				  true, values, nulls, scan);
 	}
 

@@ -1120,6 +1120,121 @@ COMMENT ON FUNCTION @extschema@.jobq_job_value(bigint, text) IS
 
 
 /* ========================================================================
+ * Awaiting a job's outcome (issue 16, FEATURES-0.2.md section 4).
+ *
+ * jobq_await is a procedure so that, CALLed outside a transaction block,
+ * it can commit before each sleep and hold no snapshot while it waits
+ * (doc/sql.md, "Awaiting a result").  PostgreSQL makes the CALL of a
+ * SECURITY DEFINER procedure, or of one with SET options, atomic (no
+ * commit inside), so this one is SECURITY INVOKER with no SET: its C runs
+ * each of its statements as its owner with search_path = pg_catalog,
+ * pg_temp, as a SECURITY DEFINER function would (extension/await.c).
+ * jobq_await_many is a function, usable anywhere; its wait is capped
+ * (JOBQ_AWAIT_STATEMENT_MAX_S).  Producers await (they want the result),
+ * monitors too; per-queue grants: enqueue or inspect on the job's queue.
+ * ======================================================================== */
+
+CREATE PROCEDURE @extschema@.jobq_await(
+    id                bigint,
+    timeout           interval,
+    mode              text DEFAULT 'finished',
+    cancel_on_timeout boolean DEFAULT false,
+    INOUT state       text DEFAULT NULL,
+    INOUT result      jsonb DEFAULT NULL,
+    INOUT last_error  text DEFAULT NULL,
+    INOUT attempt     integer DEFAULT NULL,
+    INOUT finished_at timestamptz DEFAULT NULL,
+    INOUT timed_out   boolean DEFAULT NULL)
+AS 'MODULE_PATHNAME', 'jobq_await'
+LANGUAGE C SECURITY INVOKER;
+
+ALTER PROCEDURE @extschema@.jobq_await(bigint, interval, text, boolean, text, jsonb, text,
+                                       integer, timestamptz, boolean) OWNER TO jobq_owner;
+REVOKE ALL ON PROCEDURE @extschema@.jobq_await(bigint, interval, text, boolean, text, jsonb,
+                                               text, integer, timestamptz, boolean) FROM PUBLIC;
+GRANT EXECUTE ON PROCEDURE @extschema@.jobq_await(bigint, interval, text, boolean, text, jsonb,
+                                                  text, integer, timestamptz, boolean)
+TO jobq_producer, jobq_monitor;
+COMMENT ON PROCEDURE @extschema@.jobq_await(bigint, interval, text, boolean, text, jsonb, text,
+                                            integer, timestamptz, boolean) IS
+    'Wait for a job''s outcome (completed, dead, cancelled, purged_or_never, or still live with timed_out).';
+
+CREATE FUNCTION @extschema@.jobq_await_many(
+    ids               bigint[],
+    timeout           interval,
+    until             text DEFAULT 'all',
+    mode              text DEFAULT 'finished',
+    cancel_on_timeout boolean DEFAULT false)
+RETURNS TABLE (id bigint, state text, result jsonb, last_error text, attempt integer,
+               finished_at timestamptz, timed_out boolean)
+AS 'MODULE_PATHNAME', 'jobq_await_many'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER ROWS 10
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_await_many(bigint[], interval, text, text, boolean) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_await_many(bigint[], interval, text, text, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_await_many(bigint[], interval, text, text, boolean)
+TO jobq_producer, jobq_monitor;
+COMMENT ON FUNCTION @extschema@.jobq_await_many(bigint[], interval, text, text, boolean) IS
+    'Wait until all (or any) of the jobs are done; one row per job with its outcome.';
+
+CREATE FUNCTION @extschema@.jobq_await_status()
+RETURNS TABLE (awaiting bigint, capacity bigint, wakeups bigint, handovers bigint)
+AS 'MODULE_PATHNAME', 'jobq_await_status'
+LANGUAGE C VOLATILE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_await_status() OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_await_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_await_status() TO jobq_monitor;
+COMMENT ON FUNCTION @extschema@.jobq_await_status() IS
+    'Awaited job ids now and their capacity; entries woken and outcomes handed over since server start.';
+
+
+/* ========================================================================
+ * Completion events: catching up after a reconnect (issue 16,
+ * FEATURES-0.2.md 4.4 item 10).
+ *
+ * jobq_finished_since pages through a queue's finished jobs in
+ * (finished_at, id) order from a cursor: ids, states and times only, like
+ * the events.  Each finished state is a range of history_queue_state_idx,
+ * so it needs no new index (completes pay nothing).  At least once: see
+ * doc/sql.md.
+ * ======================================================================== */
+
+CREATE FUNCTION @extschema@.jobq_finished_since(
+    queue    text,
+    since    timestamptz,
+    after_id bigint DEFAULT 0,
+    max_rows integer DEFAULT 1000)
+RETURNS TABLE (id bigint, state text, finished_at timestamptz)
+AS 'MODULE_PATHNAME', 'jobq_finished_since'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER ROWS 100
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer)
+TO jobq_producer, jobq_monitor;
+COMMENT ON FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer) IS
+    'The jobs of a queue finished after a (finished_at, id) cursor, in that order: ids and states only.';
+
+
+/* ========================================================================
+ * Schedule runs by index (issue 17): a schedule's runs are the finished
+ * jobs whose dedupe key is 'schedule:<name>:...'.  jobq_list with
+ * {"key_prefix": "schedule:<name>:"} finds them here, newest first per
+ * state (extension/list_filter.h, JOBQ_FILTER_HISTORY_SCHEDULE_SQL), not by
+ * a capped scan of the queue's history.  Partial: only scheduled jobs pay
+ * for it when they finish.
+ * ======================================================================== */
+
+CREATE INDEX history_schedule_idx ON jobq.history
+    (queue, (pg_catalog.split_part(dedupe_key, ':', 2)), state, finished_at, id)
+    WHERE dedupe_key LIKE 'schedule:%';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.
@@ -1247,104 +1362,3 @@ BEGIN
     END LOOP;
 END
 $install_checks$;
-
-
-/* ========================================================================
- * Awaiting a job's outcome (issue 16, FEATURES-0.2.md section 4).
- *
- * jobq_await is a procedure so that, CALLed outside a transaction block,
- * it can commit before each sleep and hold no snapshot while it waits
- * (doc/sql.md, "Awaiting a result").  PostgreSQL makes the CALL of a
- * SECURITY DEFINER procedure, or of one with SET options, atomic (no
- * commit inside), so this one is SECURITY INVOKER with no SET: its C runs
- * each of its statements as its owner with search_path = pg_catalog,
- * pg_temp, as a SECURITY DEFINER function would (extension/await.c).
- * jobq_await_many is a function, usable anywhere; its wait is capped
- * (JOBQ_AWAIT_STATEMENT_MAX_S).  Producers await (they want the result),
- * monitors too; per-queue grants: enqueue or inspect on the job's queue.
- * ======================================================================== */
-
-CREATE PROCEDURE @extschema@.jobq_await(
-    id                bigint,
-    timeout           interval,
-    mode              text DEFAULT 'finished',
-    cancel_on_timeout boolean DEFAULT false,
-    INOUT state       text DEFAULT NULL,
-    INOUT result      jsonb DEFAULT NULL,
-    INOUT last_error  text DEFAULT NULL,
-    INOUT attempt     integer DEFAULT NULL,
-    INOUT finished_at timestamptz DEFAULT NULL,
-    INOUT timed_out   boolean DEFAULT NULL)
-AS 'MODULE_PATHNAME', 'jobq_await'
-LANGUAGE C SECURITY INVOKER;
-
-ALTER PROCEDURE @extschema@.jobq_await(bigint, interval, text, boolean, text, jsonb, text,
-                                       integer, timestamptz, boolean) OWNER TO jobq_owner;
-REVOKE ALL ON PROCEDURE @extschema@.jobq_await(bigint, interval, text, boolean, text, jsonb,
-                                               text, integer, timestamptz, boolean) FROM PUBLIC;
-GRANT EXECUTE ON PROCEDURE @extschema@.jobq_await(bigint, interval, text, boolean, text, jsonb,
-                                                  text, integer, timestamptz, boolean)
-TO jobq_producer, jobq_monitor;
-COMMENT ON PROCEDURE @extschema@.jobq_await(bigint, interval, text, boolean, text, jsonb, text,
-                                            integer, timestamptz, boolean) IS
-    'Wait for a job''s outcome (completed, dead, cancelled, purged_or_never, or still live with timed_out).';
-
-CREATE FUNCTION @extschema@.jobq_await_many(
-    ids               bigint[],
-    timeout           interval,
-    until             text DEFAULT 'all',
-    mode              text DEFAULT 'finished',
-    cancel_on_timeout boolean DEFAULT false)
-RETURNS TABLE (id bigint, state text, result jsonb, last_error text, attempt integer,
-               finished_at timestamptz, timed_out boolean)
-AS 'MODULE_PATHNAME', 'jobq_await_many'
-LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER ROWS 10
-SET search_path = pg_catalog, pg_temp;
-
-ALTER FUNCTION @extschema@.jobq_await_many(bigint[], interval, text, text, boolean) OWNER TO jobq_owner;
-REVOKE ALL ON FUNCTION @extschema@.jobq_await_many(bigint[], interval, text, text, boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION @extschema@.jobq_await_many(bigint[], interval, text, text, boolean)
-TO jobq_producer, jobq_monitor;
-COMMENT ON FUNCTION @extschema@.jobq_await_many(bigint[], interval, text, text, boolean) IS
-    'Wait until all (or any) of the jobs are done; one row per job with its outcome.';
-
-CREATE FUNCTION @extschema@.jobq_await_status()
-RETURNS TABLE (awaiting bigint, capacity bigint, wakeups bigint, handovers bigint)
-AS 'MODULE_PATHNAME', 'jobq_await_status'
-LANGUAGE C VOLATILE PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp;
-
-ALTER FUNCTION @extschema@.jobq_await_status() OWNER TO jobq_owner;
-REVOKE ALL ON FUNCTION @extschema@.jobq_await_status() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION @extschema@.jobq_await_status() TO jobq_monitor;
-COMMENT ON FUNCTION @extschema@.jobq_await_status() IS
-    'Awaited job ids now and their capacity; entries woken and outcomes handed over since server start.';
-
-
-/* ========================================================================
- * Completion events: catching up after a reconnect (issue 16,
- * FEATURES-0.2.md 4.4 item 10).
- *
- * jobq_finished_since pages through a queue's finished jobs in
- * (finished_at, id) order from a cursor: ids, states and times only, like
- * the events.  Each finished state is a range of history_queue_state_idx,
- * so it needs no new index (completes pay nothing).  At least once: see
- * doc/sql.md.
- * ======================================================================== */
-
-CREATE FUNCTION @extschema@.jobq_finished_since(
-    queue    text,
-    since    timestamptz,
-    after_id bigint DEFAULT 0,
-    max_rows integer DEFAULT 1000)
-RETURNS TABLE (id bigint, state text, finished_at timestamptz)
-AS 'MODULE_PATHNAME', 'jobq_finished_since'
-LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER ROWS 100
-SET search_path = pg_catalog, pg_temp;
-
-ALTER FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer) OWNER TO jobq_owner;
-REVOKE ALL ON FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer)
-TO jobq_producer, jobq_monitor;
-COMMENT ON FUNCTION @extschema@.jobq_finished_since(text, timestamptz, bigint, integer) IS
-    'The jobs of a queue finished after a (finished_at, id) cursor, in that order: ids and states only.';

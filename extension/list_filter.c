@@ -311,11 +311,36 @@ jobq_list_filter_bind(const JobqListFilter *f, text *queue, const char *state,
  *	  history) jobq.history: an id list by the primary key, a dedupe key of
  *	  a live job by jobs_dedupe_idx, else the queue's range.
  */
+/*
+ * schedule_prefix
+ *	  Whether a key prefix is exactly "schedule:<name>:", the runs of one
+ *	  schedule (the name as jobq_valid_schedule_name allows it).
+ */
+static bool
+schedule_prefix(const text *prefix)
+{
+	static const char head[] = "schedule:";
+	const char *p = VARDATA_ANY(prefix);
+	int			len = VARSIZE_ANY_EXHDR(prefix);
+	int			n = len - (int) (sizeof(head) - 1) - 1;
+
+	if (n < 1 || n > JOBQ_SCHEDULE_NAME_MAX || memcmp(p, head, sizeof(head) - 1) != 0 ||
+		p[len - 1] != ':')
+		return false;
+	for (int i = sizeof(head) - 1; i < len - 1; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') ||
+			  p[i] == '_' || p[i] == '-'))
+			return false;
+	return true;
+}
+
 JobqFilterVariant
 jobq_list_filter_variant(const JobqListFilter *f, bool history)
 {
 	if (f->ids != NULL)
 		return history ? JOBQ_FILTER_HISTORY_IDS : JOBQ_FILTER_LIVE_IDS;
+	if (history && f->key_prefix != NULL && schedule_prefix(f->key_prefix))
+		return JOBQ_FILTER_HISTORY_SCHEDULE;
 	if (history)
 		return JOBQ_FILTER_HISTORY_RANGE;
 	return f->key != NULL ? JOBQ_FILTER_LIVE_KEY : JOBQ_FILTER_LIVE_RANGE;
@@ -344,6 +369,10 @@ jobq_list_filter_capped(const JobqListFilter *f, JobqFilterVariant variant)
 			return residual || f->has_since || f->has_until;
 		case JOBQ_FILTER_HISTORY_RANGE:
 			return residual || f->key != NULL;
+		case JOBQ_FILTER_HISTORY_SCHEDULE:
+			/* the prefix is the index's; every other key is not */
+			return f->has_priority_min || f->has_priority_max || f->worker != NULL ||
+				f->error != NULL || f->payload != NULL || f->key != NULL;
 	}
 	return true;
 }

@@ -139,6 +139,23 @@ typedef struct JobqListFilter
 	"   AND " A ".finished_at >= COALESCE($9, '-infinity'::timestamptz)" \
 	"   AND " A ".finished_at < COALESCE($10, 'infinity'::timestamptz)"
 
+/*
+ * HISTORY_SCHEDULE(STATE): the runs of one schedule, when the key prefix $8
+ * is "schedule:<name>:" (the dedupe key of a scheduled job is
+ * schedule:<name>:<tick>, extension/schedules.c): finished jobs of the
+ * queue in STATE with that name, between $9 and $10, along
+ * history_schedule_idx (one index range per state, as HISTORY_RANGE).
+ */
+#define JOBQ_FILTER_HISTORY_SCHEDULE_SQL(A, STATE) \
+	" FROM jobq.history " A \
+	" WHERE " A ".queue = $1" \
+	"   AND " A ".dedupe_key LIKE 'schedule:%'" \
+	"   AND pg_catalog.split_part(" A ".dedupe_key, ':', 2) = pg_catalog.split_part($8, ':', 2)" \
+	"   AND " A ".state = '" STATE "'" \
+	"   AND ($2::text IS NULL OR $2 = '" STATE "')" \
+	"   AND " A ".finished_at >= COALESCE($9, '-infinity'::timestamptz)" \
+	"   AND " A ".finished_at < COALESCE($10, 'infinity'::timestamptz)"
+
 #define JOBQ_FILTER_HISTORY_IDS_SQL(A) \
 	" FROM (SELECT DISTINCT fi.id FROM pg_catalog.unnest($11::bigint[]) AS fi(id)) fi" \
 	" JOIN jobq.history " A " ON " A ".id = fi.id" \
@@ -152,7 +169,8 @@ typedef enum JobqFilterVariant
 	JOBQ_FILTER_LIVE_KEY,
 	JOBQ_FILTER_LIVE_IDS,
 	JOBQ_FILTER_HISTORY_RANGE,
-	JOBQ_FILTER_HISTORY_IDS
+	JOBQ_FILTER_HISTORY_IDS,
+	JOBQ_FILTER_HISTORY_SCHEDULE
 } JobqFilterVariant;
 
 extern void jobq_list_filter_init(void);

@@ -192,7 +192,7 @@ SET jobq.metrics_minute_retention = '59min';
 RESET jobq.metrics_minute_retention;
 
 -- pg_stat_jobq: the counts, and the last finished minute by counter name
--- (incomplete: the gap of the flush above covers it); one transaction, so
+-- (incomplete: a gap covers it); one transaction, so
 -- that now() names one minute throughout
 BEGIN;
 INSERT INTO jobq.metrics_minute VALUES
@@ -200,6 +200,10 @@ INSERT INTO jobq.metrics_minute VALUES
   '{0,10,0,0,0,0,0,0,0,0,0,0,0,0,0,0}', '{0,0,10,0,0,0,0,0,0,0,0,0,0,0,0,0}', NULL, true)
 ON CONFLICT DO NOTHING;
 UPDATE jobq.metrics_state SET flushed_through = date_trunc('minute', now());
+-- the gap of the last minute, whatever minute the flush above ran in
+INSERT INTO jobq.metrics_gaps
+VALUES (date_trunc('minute', now()) - interval '1 minute', date_trunc('minute', now()), 'regress')
+ON CONFLICT DO NOTHING;
 SELECT queue, ready, completed, minute = date_trunc('minute', now()) - interval '1 minute' AS last_minute,
        minute_enqueued, minute_claimed, minute_completed, minute_retried, minute_dead,
        minute_cancelled, minute_lease_expired, minute_stale_acks,
