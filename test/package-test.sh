@@ -77,8 +77,9 @@ else
 fi
 for p in "${pkgs[@]}"; do dpkg -L "$p"; done | sort -u >"$out/files.txt"
 check "jobq.so belongs to postgresql-15-jobq" sh -c 'dpkg -S /usr/lib/postgresql/15/lib/jobq.so | grep -q "^postgresql-15-jobq:"'
-check "the unit is installed, not enabled" sh -c \
-	'test -f /lib/systemd/system/jobq-worker@.service && ! ls /etc/systemd/system/*.wants/jobq-worker@* 2>/dev/null'
+check "the units are installed, not enabled" sh -c \
+	'test -f /lib/systemd/system/jobq-worker@.service -a -f /lib/systemd/system/jobq-web.service &&
+	 ! ls /etc/systemd/system/*.wants/jobq-worker@* /etc/systemd/system/*.wants/jobq-web* 2>/dev/null'
 check "the man pages are installed" test -f /usr/share/man/man1/jobq-worker.1.gz -a -f /usr/share/man/man1/jobq.1.gz \
 	-a -f /usr/share/man/man1/jobq-http.1.gz -a -f /usr/share/man/man1/jobq-web.1.gz
 check "jobq-http runs" sh -c '/usr/bin/jobq-http --version | grep -q "^jobq-http (jobq) 0.2.0$"'
@@ -129,6 +130,30 @@ rc=$?
 [ $rc -eq 0 ] && ok "the unit's ExecStart ($execstart) drains the queue and exits 0" || notok "the unit's ExecStart exits 0 (rc $rc)" "$(tail -5 "$out/worker.log")"
 check "20 jobs completed by the packaged jobq-worker" sh -c \
 	"[ \"\$(/usr/bin/psql -XAtc \"SELECT count(*) FROM jobq.history WHERE state = 'completed'\")\" = 20 ]"
+
+# jobq-web with its unit's command line and a settings file: ready on loopback
+cat >"$out/web.conf" <<CONF
+PGHOST=$out/sock
+PGPORT=$port
+PGUSER=postgres
+PGDATABASE=postgres
+JOBQ_WEB_OPTIONS=--listen 127.0.0.1:18411
+CONF
+webstart=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/jobq-web.service)
+(while IFS= read -r line; do
+	case $line in ''|'#'*) continue ;; esac
+	export "${line%%=*}=${line#*=}"
+done <"$out/web.conf"
+eval "set -- $webstart"; exec "$@") >"$out/web.log" 2>&1 &
+webpid=$!
+ready=no
+for i in $(seq 1 50); do
+	/usr/bin/jobq-web --listen 127.0.0.1:18411 --healthcheck >/dev/null 2>&1 && { ready=yes; break; }
+	sleep 0.2
+done
+kill "$webpid" 2>/dev/null; wait "$webpid" 2>/dev/null
+[ $ready = yes ] && ok "the jobq-web unit's ExecStart ($webstart) serves, --healthcheck says ready" ||
+	notok "the jobq-web unit's ExecStart serves" "$(tail -5 "$out/web.log")"
 
 # libjobq-dev: a program built through pkg-config, linked to libjobq.so.0
 cat >"$out/hello.c" <<'C'
