@@ -31,6 +31,16 @@ ok() { passed=$((passed + 1)); echo "ok - $1"; }
 notok() { failed=$((failed + 1)); echo "not ok - $1"; [ $# -gt 1 ] && printf '#   %s\n' "${@:2}"; }
 check() { local name=$1; shift; if "$@" >"$out/check.log" 2>&1; then ok "$name"; else notok "$name" "$(tail -5 "$out/check.log")"; fi; }
 as_pg() { runuser -u postgres -- "$@"; }
+# unit_exec CONF EXECSTART: run a unit's ExecStart= as systemd would with
+# EnvironmentFile=CONF: KEY=VALUE lines, the value taken whole (spaces
+# included), then the command line with unquoted $VARs split at white space
+unit_exec() {
+	(while IFS= read -r line; do
+		case $line in ''|'#'*) continue ;; esac
+		export "${line%%=*}=${line#*=}"
+	done <"$1"
+	eval "set -- $2"; exec "$@")
+}
 
 cleanup() {
 	as_pg /usr/lib/postgresql/15/bin/pg_ctl -D "$out/data" -m immediate -w stop >/dev/null 2>&1
@@ -119,13 +129,7 @@ CONF
 execstart=$(sed -n 's/^ExecStart=//p' "$unit")
 envfile=$(sed -n 's/^EnvironmentFile=//p' "$unit")
 check "the unit reads /etc/jobq/worker-%i.conf" test "$envfile" = "/etc/jobq/worker-%i.conf"
-# systemd splits an unquoted $VAR at white space: so does the unquoted expansion here
-# EnvironmentFile= lines are KEY=VALUE, the value taken whole (spaces included)
-(while IFS= read -r line; do
-	case $line in ''|'#'*) continue ;; esac
-	export "${line%%=*}=${line#*=}"
-done <"$out/worker-pkg.conf"
-eval "set -- $execstart"; exec "$@") >"$out/worker.log" 2>&1
+unit_exec "$out/worker-pkg.conf" "$execstart" >"$out/worker.log" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ok "the unit's ExecStart ($execstart) drains the queue and exits 0" || notok "the unit's ExecStart exits 0 (rc $rc)" "$(tail -5 "$out/worker.log")"
 check "20 jobs completed by the packaged jobq-worker" sh -c \
@@ -140,11 +144,7 @@ PGDATABASE=postgres
 JOBQ_WEB_OPTIONS=--listen 127.0.0.1:18411
 CONF
 webstart=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/jobq-web.service)
-(while IFS= read -r line; do
-	case $line in ''|'#'*) continue ;; esac
-	export "${line%%=*}=${line#*=}"
-done <"$out/web.conf"
-eval "set -- $webstart"; exec "$@") >"$out/web.log" 2>&1 &
+unit_exec "$out/web.conf" "$webstart" >"$out/web.log" 2>&1 &
 webpid=$!
 ready=no
 for i in $(seq 1 50); do
