@@ -292,10 +292,12 @@ class Cluster:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def callgrind(self, script, dbname='postgres'):
+    def callgrind(self, script, dbname='postgres', label=None):
         """Instructions (callgrind's Ir) that a single-user backend executes
         to run script, one statement a line; the server must be stopped.
-        jobq is not preloaded: a single-user backend starts no sweeper."""
+        jobq is not preloaded: a single-user backend starts no sweeper.
+        With BENCH_CALLGRIND_DIR set, the profile is kept there as
+        LABEL.callgrind (for callgrind_annotate: where the instructions go)."""
         out = os.path.join(self.dir, 'callgrind.out')     # the postgres user writes it
         if os.path.exists(out):
             os.unlink(out)
@@ -310,6 +312,10 @@ class Cluster:
         failed = re.findall(r'^.*\b(?:ERROR|FATAL|PANIC):.*$', r.stdout + r.stderr, re.M)
         if failed:
             raise BenchError(f'single-user backend: {" / ".join(failed[:3])}')
+        keep = os.environ.get('BENCH_CALLGRIND_DIR')
+        if keep and label:
+            os.makedirs(keep, exist_ok=True)
+            shutil.copyfile(out, os.path.join(keep, f'{label}.callgrind'))
         with open(out) as f:
             for line in f:
                 if line.startswith(('summary:', 'totals:')):
@@ -1186,7 +1192,7 @@ class Bench:
         script = f'CALL {proc}({INSTR_WARMUP});\nCALL {proc}({n});\n'
         self.c.stop()
         try:
-            return self.c.callgrind(script)
+            return self.c.callgrind(script, label=f'{op}-{impl}-{n}')
         finally:
             self.c.start()
 
