@@ -6,6 +6,10 @@
 # every unsafe method (Sec-Fetch-Site, Origin against Host, the
 # X-Jobq-Request header); JSON bodies only; the security headers on every
 # HTML answer and no-store on the API; job text served as JSON data;
+# the bulk actions by ids and by filter in batches, delete and run-now of
+# one job, the capped count, the audit trail with the dashboard user as
+# actor, a payload past 256 kB cut in the job and whole as a download,
+# worker signals and schedule actions (and a viewer refused each);
 # --read-only, --prefix, the server-side cache, a statement timeout as 503
 # "narrow the filter", and PostgreSQL stopped while polling: /readyz and
 # --healthcheck fail, then recover; under valgrind, no memory error or leak.
@@ -202,8 +206,110 @@ $node->safe_psql('postgres', "SELECT jobq_schedule('nightly', 'mails', '0 3 * * 
 is_deeply([ map { "$_->{name} $_->{queue} $_->{expr} $_->{tz}" } @{ decode_json($body) } ],
 	['nightly mails 0 3 * * * Europe/Berlin'], 'GET /api/schedules: jobq_schedules()');
 
+# --- bulk actions by ids and by filter, one-job delete and run-now, the
+# count of what a filter selects, the audit trail with the dashboard user
+$node->safe_psql('postgres', q{
+	SELECT jobq_create_queue('bulk', max_attempts => 1);
+	SELECT count(*) FROM jobq_enqueue_batch('bulk', (SELECT array_agg(jsonb_build_object('i', i)) FROM generate_series(1, 4) i));
+	SELECT count(jobq_fail(c.id, c.token, 'boom')) FROM jobq_claim('bulk', 'w', 4) c;
+	SELECT count(*) FROM jobq_enqueue_batch('bulk', (SELECT array_agg('{}'::jsonb) FROM generate_series(1, 5)));
+});
+my @dead = split /,/, $node->safe_psql('postgres', "SELECT string_agg(id::text, ',' ORDER BY id) FROM jobq_list('bulk', 'dead')");
+is(scalar @dead, 4, 'four dead jobs in queue bulk');
+my $states = sub { $node->safe_psql('postgres', "SELECT string_agg(state || ':' || n, ' ' ORDER BY state) FROM (SELECT state, count(*) n FROM jobq_list('bulk', NULL, 1000) GROUP BY state) s") };
+($code, $hdr, $body) = req($b, 'GET', '/api/jobs/count?queue=bulk&state=dead', [$auth_viewer]);
+is_deeply(decode_json($body), { count => 4, capped => JSON::PP::false }, 'GET /api/jobs/count: the dead jobs of bulk, not capped');
+($code, $hdr, $body) = req($b, 'POST', '/api/jobs/retry', [ $auth_viewer, 'X-Jobq-Request: 1', 'Content-Type: application/json' ],
+	qq{{"ids": [$dead[0]]}});
+is($code, 403, 'a jobq_monitor user forcing a bulk retry: 403');
+is($states->(), 'dead:4 ready:5', '... and nothing changed');
+for my $bad ([ qq{{"ids": [$dead[0]], "queue": "bulk"}}, 'either ids or queue' ], [ '{"ids": 7}', 'array of job ids' ],
+	[ '{}', 'either ids or queue' ], [ '{"queue": "bulk", "nope": 1}', 'unknown member' ])
+{
+	($code, $hdr, $body) = req($b, 'POST', '/api/jobs/retry', [@post], $bad->[0]);
+	ok($code == 400 && $body =~ /$bad->[1]/, "a bulk body $bad->[0]: 400, $bad->[1]") or diag("$code $body");
+}
+($code, $hdr, $body) = req($b, 'POST', '/api/jobs/cancel', [@post], '{"queue": "bulk", "state": "running"}');
+is($code, 400, 'a state the action does not take: 400 (the server\'s 22023)');
+like($body, qr/"sqlstate": "22023"/, '... with its SQLSTATE');
+($code, $hdr, $body) = req($b, 'POST', '/api/jobs/retry', [@post], qq{{"ids": [$dead[0], $dead[1], 999999999]}});
+is_deeply(decode_json($body), { affected => 2, skipped => 1 }, 'POST /api/jobs/retry by ids: 2 retried, the unknown one skipped');
+is($states->(), 'dead:2 ready:7', '... the database agrees');
+# by filter, two jobs a batch: the client loops on next_cursor while more
+my ($total, $calls, $after) = (0, 0, undef);
+while (1)
+{
+	my $q = { queue => 'bulk', state => 'ready', max_rows => 2, after => $after };
+	($code, $hdr, $body) = req($b, 'POST', '/api/jobs/cancel', [@post], encode_json($q));
+	my $r = decode_json($body);
+	$total += $r->{affected};
+	$calls++;
+	last unless $r->{more} && $calls < 10;
+	$after = $r->{next_cursor};
+}
+is("$total $calls", '7 4', 'POST /api/jobs/cancel by filter in batches of 2: 7 cancelled in 4 calls');
+is($states->(), 'cancelled:7 dead:2', '... the database agrees');
+($code, $hdr, $body) = req($b, 'POST', '/api/jobs/delete', [@post], '{"queue": "bulk", "state": "cancelled", "max_rows": 1000}');
+is_deeply(decode_json($body), { affected => 7, more => JSON::PP::false, next_cursor => undef }, 'POST /api/jobs/delete by filter: 7 deleted, no more');
+($code, $hdr, $body) = req($b, 'POST', "/api/jobs/$dead[2]/delete", [@post], '{}');
+is_deeply(decode_json($body), { id => $dead[2] + 0, changed => JSON::PP::true }, 'POST /api/jobs/ID/delete: deleted');
+is($states->(), 'dead:1', '... the database agrees');
+my $later = $node->safe_psql('postgres', "SELECT jobq_enqueue('bulk', '{}', delay => '1 hour')");
+($code, $hdr, $body) = req($b, 'POST', "/api/jobs/$later/run-now", [@post], '{}');
+is_deeply(decode_json($body), { id => $later + 0, changed => JSON::PP::true }, 'POST /api/jobs/ID/run-now: made due');
+is($node->safe_psql('postgres', "SELECT run_at <= now() FROM jobq_job($later)"), 't', '... its run_at is now');
+# (the one-job delete names no queue: the server finds a call's queue by
+# its jobs, which are gone by then)
+($code, $hdr, $body) = req($b, 'GET', '/api/audit?limit=9', [$auth_admin]);
+my @audit = @{ decode_json($body) };
+is_deeply([ map { join ' ', $_->{actor}, $_->{role}, $_->{action}, $_->{queue} // '-', $_->{affected} } reverse @audit ],
+	[ 'postgres postgres create_queue bulk 1', 'admin jobq_admin retry_many bulk 2',
+	  (map { "admin jobq_admin cancel_where bulk $_" } 2, 2, 2, 1),
+	  'admin jobq_admin delete_where bulk 7', 'admin jobq_admin delete_many - 1', 'admin jobq_admin run_now_many bulk 1' ],
+	'GET /api/audit: every action, with the dashboard user as actor, newest first');
+($code, $hdr, $body) = req($b, 'GET', '/api/audit?queue=bulk&limit=2&before=' . $audit[1]{id}, [$auth_admin]);
+is_deeply([ map { $_->{action} } @{ decode_json($body) } ], [ 'delete_where', 'cancel_where' ],
+	'... of one queue, the page before a row id');
+($code) = req($b, 'GET', '/api/audit', [$auth_viewer]);
+is($code, 403, 'the audit trail is jobq_admin\'s: 403 for the viewer');
+
+# --- a value past 256 kB: cut in the job, whole as a download
+my $bigid = $node->safe_psql('postgres', q{SELECT jobq_enqueue('bulk', jsonb_build_object('blob', repeat('x', 300000)))});
+($code, $hdr, $body) = req($b, 'GET', "/api/jobs/$bigid", [$auth_admin]);
+my $bj = decode_json($body);
+ok($bj->{payload_truncated} && length($bj->{payload}) <= 262144, 'a payload of 300 kB comes cut in GET /api/jobs/ID');
+($code, $hdr, $body) = req($b, 'GET', "/api/jobs/$bigid/raw/payload", [$auth_admin]);
+is(length(decode_json($body)->{blob}), 300000, 'GET /api/jobs/ID/raw/payload: the whole value');
+like($hdr, qr/^Content-Disposition: attachment; filename="job-$bigid-payload\.json"/mi, '... as an attachment');
+like($hdr, qr/^Cache-Control: no-store/mi, '... not stored');
+($code) = req($b, 'GET', "/api/jobs/$bigid/raw/result", [$auth_admin]);
+is($code, 404, 'a job without a result: raw/result 404');
+($code) = req($b, 'GET', "/api/jobs/$bigid/raw/payload", [$auth_viewer]);
+is($code, 403, 'the viewer (no jobq_reader) cannot download a payload: 403');
+
+# --- workers and schedules
+my $wid = $node->safe_psql('postgres', "SELECT worker_id FROM jobq_worker_register('billing-1', queues => ARRAY['bulk'])");
+($code, $hdr, $body) = req($b, 'POST', "/api/workers/$wid/quiet", [ $auth_viewer, 'X-Jobq-Request: 1' ]);
+is($code, 403, 'the viewer cannot quiet a worker');
+($code, $hdr, $body) = req($b, 'POST', "/api/workers/$wid/quiet", [ $auth_admin, 'X-Jobq-Request: 1' ]);
+is(decode_json($body)->{workers}, 1, 'POST /api/workers/ID/quiet: one worker told');
+is($node->safe_psql('postgres', "SELECT state FROM jobq_workers() WHERE worker_id = '$wid'"), 'quiet', '... it is quiet');
+($code) = req($b, 'POST', "/api/workers/$wid/dance", [ $auth_admin, 'X-Jobq-Request: 1' ]);
+is($code, 404, 'an unknown worker signal: 404');
+($code, $hdr, $body) = req($b, 'POST', '/api/schedules/nightly/pause', [ $auth_admin, 'X-Jobq-Request: 1' ]);
+is($node->safe_psql('postgres', "SELECT paused FROM jobq_schedules() WHERE name = 'nightly'"), 't',
+	'POST /api/schedules/NAME/pause: paused');
+($code, $hdr, $body) = req($b, 'POST', '/api/schedules/nightly/resume', [ $auth_admin, 'X-Jobq-Request: 1' ]);
+ok(decode_json($body)->{next_run_at}, 'POST /api/schedules/NAME/resume: resumed, with its next run');
+($code, $hdr, $body) = req($b, 'POST', '/api/schedules/nightly/trigger', [ $auth_admin, 'X-Jobq-Request: 1' ]);
+my $manual = decode_json($body)->{id};
+is($node->safe_psql('postgres', "SELECT queue || ' ' || state FROM jobq_job($manual)"), 'mails ready',
+	'POST /api/schedules/NAME/trigger: a manual run in its queue');
+($code, $hdr, $body) = req($b, 'POST', '/api/schedules/nope/trigger', [ $auth_admin, 'X-Jobq-Request: 1' ]);
+is($code, 404, 'an unknown schedule: 404');
+
 # the headers of every HTML answer
-for my $p ('/', '/jobs', "/jobs/$id", '/workers', '/schedules', '/assets/main.js', '/assets/style.css')
+for my $p ('/', '/jobs', "/jobs/$id", '/workers', '/schedules', '/audit', '/assets/main.js', '/assets/style.css')
 {
 	($code, $hdr) = req($b, 'GET', $p, [$auth_admin]);
 	is($code, 200, "GET $p: 200");
@@ -326,6 +432,11 @@ SKIP:
 	req($v, 'GET', '/api/session', [ basic('admin:wrong') ]);
 	req($v, 'POST', '/api/enqueue', [ @ok, 'X-Jobq-Request: 1', 'Content-Type: application/json' ],
 		'{"queue": "mails", "payload": {"v": 1}}');
+	req($v, 'POST', '/api/jobs/retry', [ @ok, 'X-Jobq-Request: 1', 'Content-Type: application/json' ], '{"ids": [1, 2]}');
+	req($v, 'POST', '/api/jobs/cancel', [ @ok, 'X-Jobq-Request: 1', 'Content-Type: application/json' ],
+		'{"queue": "mails", "state": "ready", "max_rows": 1}');
+	req($v, 'GET', $_, [@ok]) for ("/api/jobs/$bigid/raw/payload", '/api/audit', '/api/jobs/count?queue=mails&state=dead');
+	req($v, 'POST', "/api/workers/$wid/resume", [ @ok, 'X-Jobq-Request: 1' ]);
 	req($v, 'POST', '/api/queues/mails/pause', [ @ok, 'Origin: http://evil' ]);
 	req($v, 'POST', '/api/queues/mails/pause', [ $auth_viewer, 'X-Jobq-Request: 1' ]);
 	req($v, 'POST', '/api/enqueue', [ @ok, 'X-Jobq-Request: 1', 'Content-Type: application/json' ], 'x' x 70000);

@@ -6,7 +6,11 @@
 # database agrees; the read-only user sees no action; a phone's width has
 # no horizontal scroll; the enqueue form checks its JSON, and its job is
 # in the database; the job page has its jobq commands; the queue page draws its charts; the schedules and workers pages
-# render.  Every page fails on a request leaving 127.0.0.1, a
+# render; Run now on a schedule and Quiet on a worker (the database agrees);
+# filter -> select all matching -> retry with the typed confirmation above
+# 1,000 jobs and progress in two batches, select the jobs shown -> cancel
+# (the database agrees); the audit page names the dashboard user; the
+# viewer has no selection, no action on workers or schedules, no audit.  Every page fails on a request leaving 127.0.0.1, a
 # CSP violation or a console error (client/web/test/browser.mjs).  The
 # screenshots go to tmp_check/web-screenshots.  Skipped without chromium
 # or playwright-core.
@@ -45,6 +49,20 @@ $node->safe_psql('postgres', qq{
 	SELECT count(*) FROM jobq_enqueue_batch('mails', (SELECT array_agg('{}'::jsonb) FROM generate_series(1, 7)));
 	SELECT jobq_schedule('nightly', 'mails', '0 3 * * *');
 });
+# queue bulkq: 1,100 dead jobs whose error says timeout and 60 others (the
+# bulk scenarios), and a registered worker
+$node->safe_psql('postgres', q{
+	SELECT jobq_create_queue('bulkq', max_attempts => 1);
+	SELECT count(*) FROM jobq_enqueue_batch('bulkq', (SELECT array_agg(jsonb_build_object('i', i)) FROM generate_series(1, 1160) i));
+	SELECT count(jobq_fail(c.id, c.token, CASE WHEN c.id % 20 = 0 THEN 'refused' ELSE 'connect timeout' END))
+	  FROM jobq_claim('bulkq', 'w', 1000) c;
+	SELECT count(jobq_fail(c.id, c.token, CASE WHEN c.id % 20 = 0 THEN 'refused' ELSE 'connect timeout' END))
+	  FROM jobq_claim('bulkq', 'w', 1000) c;
+	SELECT count(*) FROM jobq_worker_register('ui-worker', queues => ARRAY['mails'], timeout => '1 hour');
+});
+my $matching = $node->safe_psql('postgres', "SELECT count(*) FROM jobq_list('bulkq', 'dead', 10000, filters => '{\"error\": \"timeout\"}')");
+my $others = $node->safe_psql('postgres', "SELECT count(*) FROM jobq_list('bulkq', 'dead', 10000)") - $matching;
+cmp_ok($matching, '>', 1000, "bulkq: $matching dead jobs match the filter, $others do not");
 my $ready = $node->safe_psql('postgres', "SELECT ready FROM jobq_stats('mails')");
 is($node->safe_psql('postgres', "SELECT string_agg(state, ',' ORDER BY id) FROM jobq_list('mails', 'dead')"),
 	'dead,dead', 'the two jobs are dead');
@@ -72,6 +90,7 @@ IPC::Run::run([ 'node', "$pw/browser.mjs" ], '>', \$out, '2>', \$err, init => su
 	$ENV{XSS_ID} = $xss_id;
 	$ENV{DEAD_ID} = $dead_id;
 	$ENV{MAILS_READY} = $ready;
+	$ENV{BULK_MATCHING} = $matching;
 });
 diag($err) if $err ne '';
 my $n = 0;
@@ -81,12 +100,19 @@ for my $line (split /\n/, $out)
 	ok($r->{ok}, $r->{name}) or diag($r->{detail} // '');
 	$n++;
 }
-is($n, 26, 'the browser ran every check');
+is($n, 37, 'the browser ran every check');
 is($node->safe_psql('postgres', "SELECT count(*) FROM jobq_list('mails', 'ready', filters => '{\"payload\": {\"from\": \"the form\"}}')"),
 	'1', 'the job of the enqueue form is in the database');
 is($node->safe_psql('postgres', "SELECT state FROM jobq_job($dead_id)"), 'ready',
 	'the job retried in the browser is ready in the database');
-ok(-s "$shots/$_.png", "screenshot $_.png") for qw(overview job jobs queue phone);
+is($node->safe_psql('postgres', "SELECT string_agg(state || ':' || n, ' ' ORDER BY state) FROM (SELECT state, count(*) n FROM jobq_list('bulkq', NULL, 10000) GROUP BY state) s"),
+	"cancelled:50 dead:" . ($others - 50) . " ready:$matching",
+	'bulkq in the database: the matching jobs retried, 50 others cancelled');
+is($node->safe_psql('postgres', "SELECT state FROM jobq_workers() WHERE name = 'ui-worker'"), 'quiet',
+	'the worker quieted in the browser is quiet');
+is($node->safe_psql('postgres', "SELECT count(*) FROM jobq_list('mails', filters => '{\"key_prefix\": \"schedule:nightly:manual:\"}')"), '1',
+	'the schedule run in the browser enqueued one manual job');
+ok(-s "$shots/$_.png", "screenshot $_.png") for qw(overview job jobs queue bulk phone);
 
 $h->signal('TERM');
 $h->finish;

@@ -18,7 +18,15 @@
  *	  POST /api/queues/Q/pause, /api/queues/Q/resume
  *	  POST /api/sweep                {"queue": Q} or {}
  *	  POST /api/enqueue              {"queue": Q, "payload": ..., ...}
- *	  POST /api/jobs/ID/retry, /api/jobs/ID/cancel
+ *	  POST /api/jobs/ID/retry, /api/jobs/ID/cancel, /api/jobs/ID/delete,
+ *	       /api/jobs/ID/run-now
+ *	  GET  /api/jobs/ID/raw/payload, /api/jobs/ID/raw/result
+ *	  POST /api/jobs/retry|cancel|delete|run-now  {"ids": [...]} or
+ *	       {"queue", "state", "filters", "after", "max_rows"}: one batch
+ *	  GET  /api/jobs/count?queue=Q&state=S&filters=JSON  (capped at 10,000)
+ *	  GET  /api/audit?queue=Q&before=ID&limit=N
+ *	  POST /api/workers/TARGET/quiet|stop|resume
+ *	  POST /api/schedules/NAME/pause|resume|trigger
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -136,12 +144,16 @@ session(const WebUser *user)
 	jobq_buf_printf(&b, ", \"read_only\": %s, \"database\": %s, \"endpoints\": {"
 					"\"overview\": true, \"queues\": true, \"jobs\": true, "
 					"\"jobs_keyset\": %s, \"metrics\": %s, \"workers\": %s, \"schedules\": %s, "
-					"\"health\": %s, \"counts\": %s}}",
+					"\"health\": %s, \"counts\": %s, \"bulk\": %s, \"audit\": %s, "
+					"\"raw\": %s, \"worker_signal\": %s, \"schedule_actions\": %s}}",
 					web_config.read_only ? "true" : "false", r.body,
 					f.list_keyset ? "true" : "false", f.metrics ? "true" : "false",
 					f.workers ? "true" : "false", f.schedules ? "true" : "false",
 					f.health ? "true" : "false",
-					f.counts ? "true" : "false");
+					f.counts ? "true" : "false", f.bulk ? "true" : "false",
+					f.audit ? "true" : "false", f.job_value ? "true" : "false",
+					f.worker_signal ? "true" : "false",
+					f.schedule_actions ? "true" : "false");
 	jobq_xcheck(&b);
 	free(r.body);
 	r.body = b.data;
@@ -284,6 +296,167 @@ enqueue(const char *body, size_t len, const WebUser *user)
 	return run1(user, 1, ST_ENQUEUE, 1, p);
 }
 
+/*
+ * The bulk actions: POST /api/jobs/ACTION with {"ids": [...]} (at most
+ * 10,000, jobq_*_many) or with {"queue", "state", "filters", "after",
+ * "max_rows"} (jobq_*_where: one batch; the client loops on next_cursor
+ * while "more", so every batch is a transaction of its own and the user
+ * can stop between them).  The shape is checked here, the values by the
+ * server.
+ */
+static const struct
+{
+	const char *name;
+	WebStmt		many;
+	WebStmt		where;
+}			bulk_actions[] = {
+	{"retry", ST_RETRY_MANY, ST_RETRY_WHERE},
+	{"cancel", ST_CANCEL_MANY, ST_CANCEL_WHERE},
+	{"delete", ST_DELETE_MANY, ST_DELETE_WHERE},
+	{"run-now", ST_RUN_NOW_MANY, ST_RUN_NOW_WHERE},
+};
+
+static WebResult
+bulk(int action, const char *body, size_t len, const WebUser *user)
+{
+	static const struct
+	{
+		const char *name;
+		JobqJsonKind kind;
+	}			allowed[] = {
+		{"ids", JOBQ_JV_ARRAY}, {"queue", JOBQ_JV_STRING}, {"state", JOBQ_JV_STRING},
+		{"filters", JOBQ_JV_OBJECT}, {"after", JOBQ_JV_STRING}, {"max_rows", JOBQ_JV_NUMBER},
+	};
+	JobqJsonMember m[16];
+	int			n;
+	const char *why;
+	const char *p[1] = {body};
+	int			by_ids;
+
+	if (len == 0 || !jobq_json_object_scan(body, len, m, 16, &n, &why))
+		return web_error(400, "the body must be a JSON object");
+	for (int i = 0; i < n; i++)
+	{
+		size_t		k;
+
+		for (k = 0; k < sizeof(allowed) / sizeof(allowed[0]); k++)
+			if (strlen(allowed[k].name) == m[i].namelen &&
+				memcmp(allowed[k].name, m[i].name, m[i].namelen) == 0)
+				break;
+		if (k == sizeof(allowed) / sizeof(allowed[0]))
+			return web_error(400, "unknown member in the body (allowed: ids, or queue, state, "
+							 "filters, after, max_rows)");
+		if (m[i].kind != allowed[k].kind && !(k > 1 && m[i].kind == JOBQ_JV_NULL))
+			return web_error(400, "ids must be an array of job ids, queue, state and after "
+							 "strings, filters an object, max_rows a number");
+	}
+	by_ids = jobq_json_member(m, n, "ids") != NULL;
+	if (by_ids == (jobq_json_member(m, n, "queue") != NULL))
+		return web_error(400, "the body needs either ids or queue (with state, filters, "
+						 "after, max_rows)");
+	if (by_ids && n != 1)
+		return web_error(400, "ids go alone: a call by ids takes no filter");
+	return run1(user, 1, by_ids ? bulk_actions[action].many : bulk_actions[action].where, 1, p);
+}
+
+/* GET /api/jobs/count: how many jobs a filter selects, up to 10,000 */
+static WebResult
+count_matching(struct MHD_Connection *c, const WebUser *user)
+{
+	const char *p[3] = {arg(c, "queue"), arg(c, "state"), arg(c, "filters")};
+
+	if (p[0] == NULL)
+		return web_error(400, "the queue parameter is required");
+	if (p[2] != NULL && !jobq_json_valid(p[2], strlen(p[2])))
+		return web_error(400, "filters must be a JSON object");
+	return cached1(user, ST_COUNT_MATCHING, 3, p);
+}
+
+/* GET /api/audit?queue=Q&before=ID&limit=N: the audit trail, newest first */
+static WebResult
+audit(struct MHD_Connection *c, const WebUser *user)
+{
+	const char *p[3] = {arg(c, "queue"), arg(c, "limit"), arg(c, "before")};
+
+	if (p[1] != NULL && (strspn(p[1], "0123456789") != strlen(p[1]) || strlen(p[1]) > 5))
+		return web_error(400, "limit must be a whole number from 1 to 10000");
+	if (p[2] != NULL && !valid_id(p[2], strlen(p[2])))
+		return web_error(400, "before must be an audit row id");
+	return run1(user, 0, ST_AUDIT, 3, p);
+}
+
+/*
+ * "/NAME/VERB" after a collection's path: NAME (1 .. 200 bytes, no "/")
+ * into name, the verb returned; NULL when the path has another shape.
+ */
+static const char *
+name_and_verb(const char *rest, char *name, size_t size)
+{
+	const char *slash = strchr(rest, '/');
+	size_t		len = slash ? (size_t) (slash - rest) : 0;
+
+	if (slash == NULL || len == 0 || len >= size || strchr(slash + 1, '/') != NULL)
+		return NULL;
+	memcpy(name, rest, len);
+	name[len] = '\0';
+	return slash + 1;
+}
+
+/* POST /api/workers/TARGET/quiet|stop|resume: jobq_worker_signal */
+static WebResult
+worker_signal(const char *rest, int post, const WebUser *user)
+{
+	char		target[201];
+	const char *verb = name_and_verb(rest, target, sizeof(target));
+	const char *p[2] = {target, verb};
+
+	if (verb == NULL || (strcmp(verb, "quiet") != 0 && strcmp(verb, "stop") != 0 &&
+						 strcmp(verb, "resume") != 0))
+		return web_error(404, "not found");
+	if (!post)
+		return web_error(405, "method not allowed");
+	return run1(user, 1, ST_WORKER_SIGNAL, 2, p);
+}
+
+/* POST /api/schedules/NAME/pause|resume|trigger */
+static WebResult
+schedule_action(const char *rest, int post, const WebUser *user)
+{
+	char		name[201];
+	const char *verb = name_and_verb(rest, name, sizeof(name));
+	const char *p[1] = {name};
+	WebStmt		st;
+
+	if (verb == NULL)
+		return web_error(404, "not found");
+	if (strcmp(verb, "pause") == 0)
+		st = ST_SCHEDULE_PAUSE;
+	else if (strcmp(verb, "resume") == 0)
+		st = ST_SCHEDULE_RESUME;
+	else if (strcmp(verb, "trigger") == 0)
+		st = ST_SCHEDULE_TRIGGER;
+	else
+		return web_error(404, "not found");
+	if (!post)
+		return web_error(405, "method not allowed");
+	return run1(user, 1, st, 1, p);
+}
+
+/*
+ * GET /api/jobs/ID/raw/payload|result: the value whole (jobq_job_value;
+ * jobq_job cuts it past 256 kB), as a JSON file to save.
+ */
+static WebResult
+raw_value(const char *id, const char *part, const WebUser *user)
+{
+	const char *p[2] = {id, part};
+	WebResult	r = run1(user, 0, ST_JOB_VALUE, 2, p);
+
+	if (r.status == 200)
+		snprintf(r.download, sizeof(r.download), "job-%s-%s.json", id, part);
+	return r;
+}
+
 WebResult
 web_api(struct MHD_Connection *c, const char *method, const char *path,
 		const char *body, size_t bodylen, const WebUser *user)
@@ -328,6 +501,18 @@ web_api(struct MHD_Connection *c, const char *method, const char *path,
 	}
 	if (strcmp(path, "/enqueue") == 0)
 		return post ? enqueue(body, bodylen, user) : web_error(405, "method not allowed");
+	if (strcmp(path, "/audit") == 0 && f.audit)
+		return get ? audit(c, user) : web_error(405, "method not allowed");
+	if (strcmp(path, "/jobs/count") == 0 && f.list_keyset)
+		return get ? count_matching(c, user) : web_error(405, "method not allowed");
+	if (strncmp(path, "/jobs/", 6) == 0 && f.bulk)
+		for (int i = 0; i < (int) (sizeof(bulk_actions) / sizeof(bulk_actions[0])); i++)
+			if (strcmp(path + 6, bulk_actions[i].name) == 0)
+				return post ? bulk(i, body, bodylen, user) : web_error(405, "method not allowed");
+	if (strncmp(path, "/workers/", 9) == 0 && f.worker_signal)
+		return worker_signal(path + 9, post, user);
+	if (strncmp(path, "/schedules/", 11) == 0 && f.schedule_actions)
+		return schedule_action(path + 11, post, user);
 
 	/* /queues/Q/pause|resume */
 	if (strncmp(path, "/queues/", 8) == 0 && (rest = strchr(path + 8, '/')) != NULL)
@@ -365,6 +550,11 @@ web_api(struct MHD_Connection *c, const char *method, const char *path,
 		if (strcmp(rest, "/retry") == 0 || strcmp(rest, "/cancel") == 0)
 			return post ? run1(user, 1, rest[1] == 'r' ? ST_RETRY : ST_CANCEL, 1, p)
 				: web_error(405, "method not allowed");
+		if (f.bulk && (strcmp(rest, "/delete") == 0 || strcmp(rest, "/run-now") == 0))
+			return post ? run1(user, 1, rest[1] == 'd' ? ST_DELETE : ST_RUN_NOW, 1, p)
+				: web_error(405, "method not allowed");
+		if (f.job_value && (strcmp(rest, "/raw/payload") == 0 || strcmp(rest, "/raw/result") == 0))
+			return get ? raw_value(idbuf, rest + 5, user) : web_error(405, "method not allowed");
 	}
 	return web_error(404, "not found");
 }

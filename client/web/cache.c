@@ -75,6 +75,7 @@ web_cache_get(const char *key, WebResult *out)
 		{
 			out->status = e->res.status;
 			out->body = jobq_xstrdup(e->res.body);
+			out->download[0] = '\0';
 			pthread_mutex_unlock(&cache_lock);
 			return 1;
 		}

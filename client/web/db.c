@@ -99,6 +99,58 @@ static const char *const stmt_templates[ST__COUNT] = {
 	" 'admin', pg_has_role(current_user, 'jobq_admin', 'USAGE'),"
 	" 'producer', pg_has_role(current_user, 'jobq_producer', 'USAGE'),"
 	" 'worker', pg_has_role(current_user, 'jobq_worker', 'USAGE'))::text",
+
+	/*
+	 * The bulk actions take the request's JSON body as $1 (api.c checked its
+	 * shape): by ids {"ids": [...]}, or by filter {"queue", "state",
+	 * "filters", "max_rows", "after"}; one call is one batch, one
+	 * transaction.  The one-job delete and run-now are the id forms with one
+	 * id.
+	 */
+#define BULK_IDS(fn) \
+	"SELECT to_jsonb(r)::text FROM %s." fn "(ARRAY(SELECT jsonb_array_elements_text($1::jsonb -> 'ids'))::bigint[]) r"
+#define BULK_WHERE(fn) \
+	"SELECT to_jsonb(r)::text FROM (SELECT $1::jsonb AS b) a, %s." fn "(b ->> 'queue', b ->> 'state'," \
+	" coalesce(b -> 'filters', '{}'), coalesce((b ->> 'max_rows')::int, 1000), b ->> 'after') r"
+	[ST_RETRY_MANY] = BULK_IDS("jobq_retry_many"),
+	[ST_CANCEL_MANY] = BULK_IDS("jobq_cancel_many"),
+	[ST_DELETE_MANY] = BULK_IDS("jobq_delete_many"),
+	[ST_RUN_NOW_MANY] = BULK_IDS("jobq_run_now_many"),
+	[ST_RETRY_WHERE] = BULK_WHERE("jobq_retry_where"),
+	[ST_CANCEL_WHERE] = BULK_WHERE("jobq_cancel_where"),
+	[ST_DELETE_WHERE] = BULK_WHERE("jobq_delete_where"),
+	[ST_RUN_NOW_WHERE] = BULK_WHERE("jobq_run_now_where"),
+	[ST_DELETE] =
+	"SELECT json_build_object('id', $1::bigint, 'changed', r.affected > 0)::text"
+	" FROM %s.jobq_delete_many(ARRAY[$1::bigint]) r",
+	[ST_RUN_NOW] =
+	"SELECT json_build_object('id', $1::bigint, 'changed', r.affected > 0)::text"
+	" FROM %s.jobq_run_now_many(ARRAY[$1::bigint]) r",
+
+	/*
+	 * How many jobs a filter selects, capped: the ids of at most 10,000 of
+	 * them through jobq_list (its indexes and scan cap); "capped" when the
+	 * list goes on or the scan stopped short.
+	 */
+	[ST_COUNT_MATCHING] =
+	"SELECT json_build_object('count', count(l.id),"
+	" 'capped', coalesce(bool_or(l.next_cursor IS NOT NULL OR l.scan_truncated), false))::text"
+	" FROM %s.jobq_list($1, $2, 10000, NULL, coalesce($3, '{}')::jsonb) l",
+	[ST_AUDIT] =
+	"SELECT coalesce(json_agg(a ORDER BY a.id DESC), '[]')::text"
+	" FROM %s.jobq_audit($1, NULL, coalesce($2::int, 100), $3::bigint) a",
+	[ST_JOB_VALUE] =
+	"SELECT v::text FROM %s.jobq_job_value($1::bigint, $2) v WHERE v IS NOT NULL",
+	[ST_WORKER_SIGNAL] =
+	"SELECT json_build_object('target', $1::text, 'signal', $2::text,"
+	" 'workers', %s.jobq_worker_signal($1, $2))::text",
+	[ST_SCHEDULE_PAUSE] =
+	"SELECT json_build_object('name', $1::text, 'paused', true)::text FROM %s.jobq_pause_schedule($1)",
+	[ST_SCHEDULE_RESUME] =
+	"SELECT json_build_object('name', $1::text, 'paused', false, 'next_run_at', r)::text"
+	" FROM %s.jobq_resume_schedule($1) r",
+	[ST_SCHEDULE_TRIGGER] =
+	"SELECT json_build_object('name', $1::text, 'id', %s.jobq_trigger_schedule($1))::text",
 };
 
 typedef struct Slot
@@ -137,7 +189,14 @@ probe_features(PGconn *pg, const char *schema)
 		" coalesce(bool_or(p.proname = 'jobq_metrics'), false),"
 		" coalesce(bool_or(p.proname = 'jobq_workers'), false),"
 		" coalesce(bool_or(p.proname = 'jobq_schedules'), false),"
+		" coalesce(bool_or(p.proname = 'jobq_run_now_where'), false),"
+		" coalesce(bool_or(p.proname = 'jobq_audit'), false),"
+		" coalesce(bool_or(p.proname = 'jobq_job_value'), false),"
+		" coalesce(bool_or(p.proname = 'jobq_worker_signal'), false),"
+		" coalesce(bool_or(p.proname = 'jobq_trigger_schedule'), false),"
+		/* the audit trail reads jobq.actor as a placeholder setting */
 		" EXISTS (SELECT FROM pg_settings WHERE name = 'jobq.actor')"
+		" OR coalesce(bool_or(p.proname = 'jobq_audit'), false)"
 		" FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
 		" WHERE n.nspname = $1 AND p.proname LIKE 'jobq\\_%'";
 	const char *params[1] = {schema};
@@ -154,7 +213,12 @@ probe_features(PGconn *pg, const char *schema)
 		f.metrics = PQgetvalue(r, 0, 3)[0] == 't';
 		f.workers = PQgetvalue(r, 0, 4)[0] == 't';
 		f.schedules = PQgetvalue(r, 0, 5)[0] == 't';
-		f.actor = PQgetvalue(r, 0, 6)[0] == 't';
+		f.bulk = PQgetvalue(r, 0, 6)[0] == 't';
+		f.audit = PQgetvalue(r, 0, 7)[0] == 't';
+		f.job_value = PQgetvalue(r, 0, 8)[0] == 't';
+		f.worker_signal = PQgetvalue(r, 0, 9)[0] == 't';
+		f.schedule_actions = PQgetvalue(r, 0, 10)[0] == 't';
+		f.actor = PQgetvalue(r, 0, 11)[0] == 't';
 		pthread_mutex_lock(&pool_lock);
 		features = f;
 		pthread_mutex_unlock(&pool_lock);
@@ -297,6 +361,7 @@ error_result(int status, const char *message, const char *sqlstate)
 	jobq_xcheck(&b);
 	r.status = status;
 	r.body = b.data;
+	r.download[0] = '\0';
 	return r;
 }
 
@@ -390,6 +455,7 @@ web_db_run(const WebUser *user, int mutating, int nstmts, const WebStmt *stmts,
 
 	jobq_buf_init(&out);
 	res.status = 200;
+	res.download[0] = '\0';
 	if (names != NULL)
 		jobq_buf_puts(&out, "{");
 	for (int i = 0; i < nstmts; i++)

@@ -127,14 +127,36 @@ send_buf(struct MHD_Connection *c, int status, const char *type, const void *dat
 	return ret;
 }
 
-/* a JSON answer of the API (the body is freed here) */
+/* a JSON answer of the API (the body is freed here); a download is an attachment */
 static enum MHD_Result
 send_result(struct MHD_Connection *c, WebResult r)
 {
-	size_t		len = strlen(r.body);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(r.body), r.body,
+																MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
 
-	return send_buf(c, r.status, "application/json; charset=utf-8", r.body, len,
-					MHD_RESPMEM_MUST_FREE, "no-store", NULL);
+	if (resp == NULL)
+	{
+		free(r.body);
+		return MHD_NO;
+	}
+	common_headers(resp);
+	MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (r.download[0] != '\0')
+	{
+		char		disposition[96];
+
+		/* the name is api.c's "job-ID-PART.json": nothing to quote */
+		snprintf(disposition, sizeof(disposition), "attachment; filename=\"%s\"", r.download);
+		MHD_add_response_header(resp, "Content-Disposition", disposition);
+	}
+	if (r.status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(resp, "WWW-Authenticate",
+								"Basic realm=\"jobq-web\", charset=\"UTF-8\"");
+	ret = MHD_queue_response(c, r.status, resp);
+	MHD_destroy_response(resp);
+	return ret;
 }
 
 static enum MHD_Result
@@ -249,7 +271,7 @@ ui(struct MHD_Connection *c, const char *path)
 	}
 	if (strcmp(path, "/") == 0 || strcmp(path, "/jobs") == 0 ||
 		strncmp(path, "/jobs/", 6) == 0 || strcmp(path, "/workers") == 0 ||
-		strcmp(path, "/schedules") == 0 ||
+		strcmp(path, "/schedules") == 0 || strcmp(path, "/audit") == 0 ||
 		strncmp(path, "/queues/", 8) == 0)
 		return send_buf(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html, index_len,
 						MHD_RESPMEM_PERSISTENT, "no-cache", NULL);

@@ -88,6 +88,7 @@ typedef struct WebResult
 {
 	int			status;			/* HTTP status */
 	char	   *body;			/* JSON, malloc'd */
+	char		download[64];	/* "" or the file name of an attachment */
 } WebResult;
 
 typedef enum WebStmt
@@ -110,6 +111,24 @@ typedef enum WebStmt
 	ST_CANCEL,
 	ST_READY,
 	ST_SESSION,
+	/* bulk actions, by ids and by filter, and the one-job forms on top */
+	ST_RETRY_MANY,
+	ST_CANCEL_MANY,
+	ST_DELETE_MANY,
+	ST_RUN_NOW_MANY,
+	ST_RETRY_WHERE,
+	ST_CANCEL_WHERE,
+	ST_DELETE_WHERE,
+	ST_RUN_NOW_WHERE,
+	ST_DELETE,
+	ST_RUN_NOW,
+	ST_COUNT_MATCHING,
+	ST_AUDIT,
+	ST_JOB_VALUE,
+	ST_WORKER_SIGNAL,
+	ST_SCHEDULE_PAUSE,
+	ST_SCHEDULE_RESUME,
+	ST_SCHEDULE_TRIGGER,
 	ST__COUNT
 } WebStmt;
 
@@ -123,6 +142,11 @@ typedef struct WebFeatures
 	int			metrics;		/* jobq_metrics() */
 	int			workers;		/* jobq_workers() */
 	int			schedules;		/* jobq_schedules() */
+	int			bulk;			/* jobq_*_many, jobq_*_where */
+	int			audit;			/* jobq_audit() */
+	int			job_value;		/* jobq_job_value() */
+	int			worker_signal;	/* jobq_worker_signal() */
+	int			schedule_actions;	/* jobq_trigger_schedule() and the like */
 	int			actor;			/* the jobq.actor setting exists */
 } WebFeatures;
 

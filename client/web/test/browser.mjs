@@ -3,7 +3,8 @@
 //
 // Environment: WEB_URL (the dashboard, ending in "/"), SHOTS (a directory
 // for the screenshots), XSS_ID and DEAD_ID (job ids), MAILS_READY (the
-// ready count of queue "mails" the overview must show).  Prints one JSON
+// ready count of queue "mails" the overview must show), BULK_MATCHING (the
+// dead jobs of queue "bulkq" whose error says timeout).  Prints one JSON
 // line per check: {"ok": true|false, "name": ..., "detail": ...}.
 //
 // Every page fails its checks on any request that leaves 127.0.0.1, any
@@ -76,13 +77,14 @@ try {
   check(cells[1] === process.env.MAILS_READY, 'the overview shows the ready count of mails', cells.join('|'));
   check(await a.page.locator('.strip .count').count() === 6, 'the counter strip has six counts');
   await a.page.waitForSelector('table.queues svg.spark');
-  check(await a.page.locator('table.queues svg.spark').count() === 1, 'a sparkline per queue');
+  check(await a.page.locator('table.queues svg.spark').count() === await a.page.locator('table.queues tbody tr').count(), 'a sparkline per queue');
   check(await a.page.getByRole('button', { name: 'Pause' }).count() > 0, 'the admin sees Pause');
   check(await a.page.locator('#auto').isChecked(), 'the auto switch is on by default');
   await a.page.screenshot({ path: shots + '/overview.png', fullPage: true });
 
   // the enqueue form: bad JSON is refused before sending, good JSON enqueues
   const form = a.page.locator('form.enqueue');
+  await form.locator('select').selectOption('mails');
   await form.locator('textarea').fill('{"from": ');
   let posted = 0;
   a.page.on('request', (r) => { if (r.method() === 'POST' && r.url().endsWith('/api/enqueue')) posted++; });
@@ -126,9 +128,53 @@ try {
   await a.page.waitForSelector('main table');
   check((await a.page.locator('main table tbody tr').allTextContents()).join('|').includes('nightly'),
     'the schedules page lists the schedule');
+  await a.page.locator('main tr', { hasText: 'nightly' }).getByRole('button', { name: 'Run now' }).click();
+  await a.page.locator('#toasts .toast', { hasText: 'nightly: job ' }).waitFor();
+  check(true, 'Run now on a schedule: the toast names its job');
   await a.page.goto(base + 'workers');
-  await a.page.locator('main p.muted', { hasText: 'No workers registered.' }).waitFor();
-  check(true, 'the workers page renders');
+  await a.page.waitForSelector('main table');
+  await a.page.locator('main tr', { hasText: 'ui-worker' }).getByRole('button', { name: 'Quiet' }).click();
+  await a.page.locator('#toasts .toast', { hasText: 'ui-worker: quiet sent' }).waitFor();
+  await a.page.locator('main tr', { hasText: 'ui-worker' }).getByRole('button', { name: 'Resume' }).waitFor();
+  check(true, 'Quiet on a worker: sent, and the worker offers Resume');
+
+  // filter -> select all matching -> retry: typed confirmation (above
+  // 1,000 jobs), progress in batches, the database agrees (t/089 checks)
+  const filters = encodeURIComponent(JSON.stringify({ error: 'timeout' }));
+  await a.page.goto(base + 'jobs?queue=bulkq&state=dead&filters=' + filters);
+  await a.page.waitForSelector('table.jobs');
+  check(await a.page.locator('form.filters input[name=error]').inputValue() === 'timeout', 'the filter is kept in the URL and shown');
+  await a.page.getByRole('button', { name: 'Select all matching' }).click();
+  await a.page.locator('.bulk .sel', { hasText: 'All ' + Number(process.env.BULK_MATCHING).toLocaleString() + ' matching jobs selected' }).waitFor();
+  check(true, 'select all matching counts the filter\'s jobs');
+  await a.page.locator('.bulk').getByRole('button', { name: 'Retry' }).click();
+  const confirmBtn = a.page.locator('.confirm').getByRole('button', { name: 'Retry ' + Number(process.env.BULK_MATCHING).toLocaleString() });
+  check(await confirmBtn.isDisabled(), 'above 1,000 jobs the confirmation needs the queue name typed');
+  await a.page.locator('.confirm input').fill('bulkq');
+  await confirmBtn.click();
+  await a.page.locator('.progress progress').waitFor();
+  check(true, 'the bulk retry shows a progress bar');
+  await a.page.locator('#toasts .toast', { hasText: 'retried in 2 batches' }).waitFor({ timeout: 20000 });
+  const said = await a.page.locator('.progress-text').textContent();
+  check(said === Number(process.env.BULK_MATCHING).toLocaleString() + ' retried in 2 batches', 'the bulk retry says what it did', said);
+
+  // select the visible jobs -> cancel them (one request by ids)
+  await a.page.goto(base + 'jobs?queue=bulkq&state=dead');
+  await a.page.waitForSelector('table.jobs');
+  await a.page.locator('input.pick-all').check();
+  await a.page.locator('.bulk .sel', { hasText: '50 selected' }).waitFor();
+  await a.page.locator('.bulk').getByRole('button', { name: 'Cancel' }).click();
+  await a.page.locator('.confirm').getByRole('button', { name: 'Cancel 50' }).click();
+  await a.page.locator('#toasts .toast', { hasText: '50 cancelled' }).waitFor();
+  check(true, 'select the visible jobs, Cancel: 50 cancelled');
+  await a.page.screenshot({ path: shots + '/bulk.png', fullPage: true });
+
+  // the audit trail names the dashboard user
+  await a.page.goto(base + 'audit');
+  await a.page.waitForSelector('table.audit');
+  const trail = await a.page.locator('table.audit tbody').innerText();
+  check(/admin\s+jobq_admin\s+cancel_many\s+bulkq\s+50/.test(trail) && /admin\s+jobq_admin\s+retry_where\s+bulkq/.test(trail),
+    'the audit page shows the actions with the dashboard user', trail.slice(0, 400));
   check(a.problems.length === 0, 'admin pages: no foreign request, CSP violation, console error or dialog',
     a.problems.join('; '));
   await a.ctx.close();
@@ -140,7 +186,13 @@ try {
   check(await v.page.locator('main button').count() === 0, 'the viewer sees no action on the overview');
   await v.page.goto(base + 'jobs?queue=mails&state=cancelled');
   await v.page.waitForSelector('table.jobs, main p.muted');
-  check(await v.page.locator('table.jobs button').count() === 0, 'the viewer sees no action on the jobs');
+  check(await v.page.locator('table.jobs button, table.jobs input.pick, .bulk button').count() === 0, 'the viewer sees no action or selection on the jobs');
+  for (const path of ['workers', 'schedules']) {
+    await v.page.goto(base + path);
+    await v.page.waitForSelector('main table');
+    check(await v.page.locator('main button').count() === 0, 'the viewer sees no action on /' + path);
+  }
+  check(await v.page.locator('#nav-audit').isHidden(), 'the viewer has no audit page in the bar');
   await v.page.goto(base + 'jobs/' + process.env.XSS_ID);
   await v.page.waitForSelector('pre.json');
   const text = await v.page.locator('main').innerText();

@@ -91,3 +91,30 @@ export function listPage(root, title, load, empty, columns, row) {
     },
   };
 }
+
+// confirmAction(host, message, opts): an in-page confirmation (never a
+// browser dialog) shown in host; resolves true when confirmed, false when
+// kept.  opts.confirm is the button's label; opts.typed a word the user
+// must type first (the large bulk actions).
+export function confirmAction(host, message, opts) {
+  const o = opts || {};
+  return new Promise((resolve) => {
+    const yes = h('button', { type: 'button', class: 'danger', text: o.confirm || 'Confirm', disabled: !!o.typed });
+    const no = h('button', { type: 'button', text: 'Keep' });
+    const typed = o.typed ? h('input', { 'aria-label': 'type ' + o.typed + ' to confirm', autocomplete: 'off', spellcheck: 'false' }) : null;
+    const box = h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': message },
+      h('p', { text: message }),
+      typed ? h('label', {}, 'Type ', h('code', { text: o.typed }), ' to confirm ', typed) : null,
+      h('div', { class: 'actions' }, yes, no));
+    const done = (v) => { box.remove(); resolve(v); };
+    if (typed) typed.addEventListener('input', () => { yes.disabled = typed.value.trim() !== o.typed; });
+    yes.addEventListener('click', () => { if (!yes.disabled) done(true); });
+    no.addEventListener('click', () => done(false));
+    fill(host, box);
+    (typed || yes).focus();
+  });
+}
+
+export function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}

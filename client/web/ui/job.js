@@ -1,8 +1,9 @@
 // job.js: one job (/jobs/<id>): its fields, payload, result and the error
-// of each attempt, with retry and cancel where they apply.  The API never
-// returns the token.
+// of each attempt, with the actions its state allows.  A payload or result
+// that jobq_job cut (past 256 kB) has a link to download it whole.  The
+// API never returns the token.
 
-import { get } from './api.js';
+import { get, url } from './api.js';
 import { fmtTime, h, link, fill, toast } from './dom.js';
 import { jobActions } from './jobs.js';
 
@@ -42,9 +43,22 @@ function json(v) {
   return v === null || v === undefined ? '(none)' : JSON.stringify(v, null, 2);
 }
 
+// the payload or result as text, and a link to the whole value
+function value(j, part, ctx) {
+  const v = j[part];
+  const cut = j[part + '_truncated'] === true;
+  const raw = ctx.session.endpoints.raw && v !== null && v !== undefined
+    ? h('a', { class: 'raw', href: url('api/jobs/' + j.id + '/raw/' + part).pathname, download: 'job-' + j.id + '-' + part + '.json' },
+      cut ? 'cut at 256 kB: download the whole ' + part : 'download')
+    : null;
+  return [h('h2', {}, part === 'payload' ? 'Payload' : 'Result', raw ? ' ' : null, raw),
+    h('pre', { class: 'json' + (cut ? ' cut' : ''), text: cut ? String(v) + '…' : json(v) })];
+}
+
 export function jobPage(root, ctx) {
   const body = h('div');
-  root.append(h('h1', { text: 'Job ' + ctx.id }), body);
+  const host = h('div', { class: 'confirm-host' });
+  root.append(h('h1', { text: 'Job ' + ctx.id }), host, body);
   const page = {
     async refresh() {
       let j;
@@ -61,9 +75,8 @@ export function jobPage(root, ctx) {
         h('dl', { class: 'fields' }, fields.map((f) => [h('dt', { text: f }),
           h('dd', {}, f === 'queue' ? link('jobs?queue=' + encodeURIComponent(j.queue), j.queue)
             : /_at$|_until$/.test(f) ? fmtTime(j[f]) : (j[f] === null ? '' : String(j[f])))])),
-        ctx.canAct('admin') ? h('div', { class: 'actions' }, jobActions(j, page)) : null,
-        h('h2', { text: 'Payload' }), h('pre', { class: 'json', text: json(j.payload) }),
-        h('h2', { text: 'Result' }), h('pre', { class: 'json', text: json(j.result) }),
+        ctx.canAct('admin') ? h('div', { class: 'actions' }, jobActions(j, ctx, page, host)) : null,
+        value(j, 'payload', ctx), value(j, 'result', ctx),
         h('h2', { text: 'Attempts and errors' }),
         errors.length ? h('ol', { class: 'timeline' }, errors.map((e) => h('li', {},
           h('div', { class: 'muted', text: [e.attempt !== undefined ? 'attempt ' + e.attempt : '', fmtTime(e.at || e.failed_at || e.finished_at), e.worker || ''].filter(Boolean).join(' · ') }),

@@ -12,6 +12,7 @@ import { jobPage } from './job.js';
 import { workersPage } from './workers.js';
 import { schedulesPage } from './schedules.js';
 import { queuePage } from './queue.js';
+import { auditPage } from './audit.js';
 
 const REFRESH_MS = 5000;
 const main = document.getElementById('main');
@@ -40,6 +41,7 @@ async function route() {
   else if (/^\/queues\/[a-z0-9_-]+$/.test(path)) { ctx.queue = path.slice(8); page = queuePage; }
   else if (path === '/workers' && session.endpoints.workers) page = workersPage;
   else if (path === '/schedules' && session.endpoints.schedules) page = schedulesPage;
+  else if (path === '/audit' && session.endpoints.audit) page = auditPage;
   else {
     main.append(h('h1', { text: 'Not found' }), h('p', { text: path }));
     current = null;
@@ -96,6 +98,7 @@ async function start() {
     (session.read_only ? ' · read-only' : '');
   document.getElementById('nav-workers').hidden = !session.endpoints.workers;
   document.getElementById('nav-schedules').hidden = !session.endpoints.schedules;
+  document.getElementById('nav-audit').hidden = !(session.endpoints.audit && session.database.admin);
   schedule();
   route();
 }

@@ -5,6 +5,7 @@
 import { get, post } from './api.js';
 import { actionButton, clear, fmtNum, h, link, fill, toast } from './dom.js';
 import { sparkline } from './chart.js';
+import { retryDeadButton } from './bulk.js';
 
 const STRIP = ['ready', 'delayed', 'running', 'expired', 'dead', 'completed'];
 
@@ -13,7 +14,8 @@ export function overviewPage(root, ctx) {
   const table = h('div', { class: 'table-wrap' });
   const health = h('section', { class: 'health' });
   const actions = h('div', { class: 'actions' });
-  root.append(h('h1', { text: 'Overview' }), strip, actions, table, health);
+  const host = h('div', { class: 'confirm-host' });
+  root.append(h('h1', { text: 'Overview' }), strip, actions, host, table, health);
 
   if (ctx.canAct('sweep')) {
     actions.append(actionButton('Sweep now', async () => {
@@ -59,7 +61,7 @@ export function overviewPage(root, ctx) {
         strip.append(h('div', { class: 'count ' + k + (warn ? ' warn' : '') },
           h('span', { class: 'n', text: fmtNum(totals[k]) }), h('span', { class: 'k', text: k })));
       }
-      fill(table, queuesTable(ov.queues, workers, spark, ctx, page));
+      fill(table, queuesTable(ov.queues, workers, spark, ctx, page, host));
       clear(health);
       if (Array.isArray(ov.health) && ov.health.length) {
         health.append(h('h2', { text: 'Health' }),
@@ -74,7 +76,7 @@ function servedBy(workers, queue) {
   return workers.some((w) => w.alive && w.state !== 'stopping' && (w.queues || []).includes(queue));
 }
 
-function queuesTable(queues, workers, spark, ctx, page) {
+function queuesTable(queues, workers, spark, ctx, page, host) {
   if (!queues.length) return h('p', { class: 'muted', text: 'No queues yet.' });
   const cols = ['ready', 'delayed', 'running', 'expired', 'dead', 'completed', 'cancelled'];
   const act = ctx.canAct('admin');
@@ -92,11 +94,11 @@ function queuesTable(queues, workers, spark, ctx, page) {
           link('jobs?queue=' + encodeURIComponent(q.queue) + '&state=' + (c === 'expired' ? 'running' : c), fmtNum(q[c])))),
         h('td', { text: q.oldest_ready_age || '' }),
         spark ? h('td', {}, sparkline(spark[q.queue] || [], 'completed per minute in ' + q.queue)) : null,
-        act ? h('td', {}, actionButton(q.paused ? 'Resume' : 'Pause', async () => {
+        act ? h('td', { class: 'acts' }, actionButton(q.paused ? 'Resume' : 'Pause', async () => {
           await post('/queues/' + encodeURIComponent(q.queue) + (q.paused ? '/resume' : '/pause'), {});
           await page.refresh();
           return q.queue + (q.paused ? ' resumed' : ' paused');
-        })) : null);
+        }), ctx.session.endpoints.bulk && Number(q.dead) > 0 ? retryDeadButton(q.queue, q.dead, host, () => page.refresh()) : null) : null);
     })));
 }
 

@@ -7,6 +7,7 @@
 import { get, post } from './api.js';
 import { actionButton, fill, fmtNum, h, link } from './dom.js';
 import { fmtSeconds, intervalSeconds, lineChart } from './chart.js';
+import { retryDeadButton } from './bulk.js';
 
 // the counters of JOBQ_METRIC_COUNTERS, in their order
 const COUNTERS = ['enqueued', 'claimed', 'completed', 'retried', 'dead', 'cancelled', 'lease_expired', 'stale_acks'];
@@ -16,6 +17,7 @@ export function queuePage(root, ctx) {
   const name = ctx.queue;
   const range = RANGES.find((r) => r[0] === ctx.params.get('range')) || RANGES[0];
   const head = h('div', { class: 'row' });
+  const host = h('div', { class: 'confirm-host' });
   const counts = h('section', { class: 'strip' });
   const charts = h('section', { class: 'charts' });
   const settings = h('section');
@@ -25,7 +27,7 @@ export function queuePage(root, ctx) {
       if (r === range) a.setAttribute('aria-current', 'page');
       return a;
     }));
-  fill(root, h('h1', { text: 'Queue ' + name }), head, counts,
+  fill(root, h('h1', { text: 'Queue ' + name }), head, host, counts,
     ctx.session.endpoints.metrics ? [h('h2', { text: 'Over time' }), ranges, charts] : null, settings);
 
   const page = {
@@ -39,7 +41,9 @@ export function queuePage(root, ctx) {
           await post('/queues/' + encodeURIComponent(name) + (q.paused ? '/resume' : '/pause'), {});
           await page.refresh();
           return name + (q.paused ? ' resumed' : ' paused');
-        }) : null);
+        }) : null,
+        ctx.canAct('admin') && ctx.session.endpoints.bulk && Number(q.dead) > 0
+          ? retryDeadButton(name, q.dead, host, () => page.refresh()) : null);
       fill(counts, ['ready', 'delayed', 'running', 'expired', 'dead', 'completed', 'cancelled'].map((k) =>
         h('div', { class: 'count' + (k === 'expired' && q[k] > 0 ? ' warn' : '') },
           h('span', { class: 'n', text: fmtNum(q[k]) }), h('span', { class: 'k', text: k }))));
