@@ -1235,6 +1235,149 @@ CREATE INDEX history_schedule_idx ON jobq.history
 
 
 /* ========================================================================
+ * Queue settings of 0.2.0 (JOBQ_QUEUE_SETTINGS_020 in jobq-contract.h):
+ * completion events and reclaiming a dead worker's jobs (issue 16),
+ * groups, concurrency and rate limits (issue 19).
+ *
+ * Columns of jobq.queues after the 0.1.0 ones.  No CHECKs: only jobq's
+ * functions write the table, and jobq_create_queue / jobq_alter_queue
+ * validate every setting against the contract (queues.c) before writing;
+ * the bounds are written once, there.  The DEFAULTs fill the rows of
+ * queues that existed before the update and restate the contract's
+ * defaults; sql/jobq_queue_settings.sql checks that the two agree.
+ *
+ * jobq_create_queue and jobq_alter_queue take the new settings as
+ * arguments after notify, so a 0.1.0 call (positional or named) means
+ * what it meant; jobq_queues() returns them after created_at.  Same C
+ * symbols: the C reads the settings its SQL definition passes
+ * (PG_NARGS) and the columns this database has.
+ * ======================================================================== */
+
+ALTER TABLE jobq.queues
+    ADD COLUMN notify_finished         boolean  NOT NULL DEFAULT false,
+    ADD COLUMN reclaim_on_worker_death boolean  NOT NULL DEFAULT false,
+    ADD COLUMN group_mode              text     NOT NULL DEFAULT 'none',
+    ADD COLUMN group_limit             integer  NOT NULL DEFAULT 1,
+    ADD COLUMN group_order             text     NOT NULL DEFAULT 'oldest',
+    ADD COLUMN fifo_block              text     NOT NULL DEFAULT 'retry_and_dead',
+    ADD COLUMN max_running             integer  NOT NULL DEFAULT 0,
+    ADD COLUMN rate                    integer  NOT NULL DEFAULT 0,
+    ADD COLUMN rate_per                interval NOT NULL DEFAULT '1 second',
+    ADD COLUMN rate_burst              integer  NOT NULL DEFAULT 1,
+    ADD COLUMN group_rate              integer  NOT NULL DEFAULT 0,
+    ADD COLUMN group_rate_per          interval NOT NULL DEFAULT '1 second',
+    ADD COLUMN group_rate_burst        integer  NOT NULL DEFAULT 1;
+
+DROP FUNCTION @extschema@.jobq_create_queue(text, interval, integer, interval, interval, interval, interval, boolean);
+DROP FUNCTION @extschema@.jobq_alter_queue(text, interval, integer, interval, interval, interval, interval, boolean);
+DROP FUNCTION @extschema@.jobq_queues();
+
+-- A NULL setting takes its default (create) or stays as it is (alter).
+CREATE FUNCTION @extschema@.jobq_create_queue(
+    queue                   text,
+    lease                   interval DEFAULT NULL,   -- 5 minutes
+    max_attempts            integer  DEFAULT NULL,   -- 25
+    backoff_base            interval DEFAULT NULL,   -- 1 second
+    backoff_cap             interval DEFAULT NULL,   -- 1 hour
+    completed_retention     interval DEFAULT NULL,   -- 1 day
+    dead_retention          interval DEFAULT NULL,   -- 14 days
+    notify                  boolean  DEFAULT NULL,   -- true
+    notify_finished         boolean  DEFAULT NULL,   -- false
+    reclaim_on_worker_death boolean  DEFAULT NULL,   -- false
+    group_mode              text     DEFAULT NULL,   -- 'none'
+    group_limit             integer  DEFAULT NULL,   -- 1
+    group_order             text     DEFAULT NULL,   -- 'oldest'
+    fifo_block              text     DEFAULT NULL,   -- 'retry_and_dead'
+    max_running             integer  DEFAULT NULL,   -- 0: no limit
+    rate                    integer  DEFAULT NULL,   -- 0: no limit
+    rate_per                interval DEFAULT NULL,   -- 1 second
+    rate_burst              integer  DEFAULT NULL,   -- 1
+    group_rate              integer  DEFAULT NULL,   -- 0: no limit
+    group_rate_per          interval DEFAULT NULL,   -- 1 second
+    group_rate_burst        integer  DEFAULT NULL)   -- 1
+RETURNS void
+AS 'MODULE_PATHNAME', 'jobq_create_queue'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_alter_queue(
+    queue                   text,
+    lease                   interval DEFAULT NULL,
+    max_attempts            integer  DEFAULT NULL,
+    backoff_base            interval DEFAULT NULL,
+    backoff_cap             interval DEFAULT NULL,
+    completed_retention     interval DEFAULT NULL,
+    dead_retention          interval DEFAULT NULL,
+    notify                  boolean  DEFAULT NULL,
+    notify_finished         boolean  DEFAULT NULL,
+    reclaim_on_worker_death boolean  DEFAULT NULL,
+    group_mode              text     DEFAULT NULL,
+    group_limit             integer  DEFAULT NULL,
+    group_order             text     DEFAULT NULL,
+    fifo_block              text     DEFAULT NULL,
+    max_running             integer  DEFAULT NULL,
+    rate                    integer  DEFAULT NULL,
+    rate_per                interval DEFAULT NULL,
+    rate_burst              integer  DEFAULT NULL,
+    group_rate              integer  DEFAULT NULL,
+    group_rate_per          interval DEFAULT NULL,
+    group_rate_burst        integer  DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'jobq_alter_queue'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_queues()
+RETURNS TABLE (
+    queue                   text,
+    lease                   interval,
+    max_attempts            integer,
+    backoff_base            interval,
+    backoff_cap             interval,
+    completed_retention     interval,
+    dead_retention          interval,
+    paused                  boolean,
+    notify                  boolean,
+    created_at              timestamptz,
+    notify_finished         boolean,
+    reclaim_on_worker_death boolean,
+    group_mode              text,
+    group_limit             integer,
+    group_order             text,
+    fifo_block              text,
+    max_running             integer,
+    rate                    integer,
+    rate_per                interval,
+    rate_burst              integer,
+    group_rate              integer,
+    group_rate_per          interval,
+    group_rate_burst        integer)
+AS 'MODULE_PATHNAME', 'jobq_queues'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_create_queue(text, interval, integer, interval, interval, interval, interval, boolean, boolean, boolean, text, integer, text, text, integer, integer, interval, integer, integer, interval, integer) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_alter_queue(text, interval, integer, interval, interval, interval, interval, boolean, boolean, boolean, text, integer, text, text, integer, integer, interval, integer, integer, interval, integer) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_queues() OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION
+    @extschema@.jobq_create_queue(text, interval, integer, interval, interval, interval, interval, boolean, boolean, boolean, text, integer, text, text, integer, integer, interval, integer, integer, interval, integer),
+    @extschema@.jobq_alter_queue(text, interval, integer, interval, interval, interval, interval, boolean, boolean, boolean, text, integer, text, text, integer, integer, interval, integer, integer, interval, integer),
+    @extschema@.jobq_queues()
+FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.jobq_create_queue(text, interval, integer, interval, interval, interval, interval, boolean, boolean, boolean, text, integer, text, text, integer, integer, interval, integer, integer, interval, integer),
+    @extschema@.jobq_alter_queue(text, interval, integer, interval, interval, interval, interval, boolean, boolean, boolean, text, integer, text, text, integer, integer, interval, integer, integer, interval, integer)
+TO jobq_admin;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_queues() TO jobq_monitor;
+COMMENT ON FUNCTION @extschema@.jobq_create_queue(text, interval, integer, interval, interval, interval, interval, boolean, boolean, boolean, text, integer, text, text, integer, integer, interval, integer, integer, interval, integer) IS
+    'Creates a queue; a NULL setting takes its default.';
+COMMENT ON FUNCTION @extschema@.jobq_alter_queue(text, interval, integer, interval, interval, interval, interval, boolean, boolean, boolean, text, integer, text, text, integer, integer, interval, integer, integer, interval, integer) IS
+    'Changes the settings of a queue; a NULL setting stays as it is.';
+COMMENT ON FUNCTION @extschema@.jobq_queues() IS
+    'Lists every queue with its settings.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

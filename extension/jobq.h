@@ -156,6 +156,8 @@ extern bool jobq_relay_take_schedules_changed(void);
 
 /* queues.c */
 extern void jobq_lock_queue_name(text *queue, int mode);
+extern int64 jobq_setting_020_default(int i);
+extern int64 jobq_setting_020_value(int i, Datum d);
 
 /* sweep.c, sweeper.c, launcher.c */
 #define JOBQ_SWEEPER_RESTART_SECS	5	/* a stopped sweeper or launcher comes back */
@@ -299,6 +301,38 @@ extern int64 jobq_audit_purge_run(int64 max_rows);
 extern void jobq_health_define_gucs(void);
 
 /* queue_cache.c */
+/*
+ * The settings of 0.2.0 (JOBQ_QUEUE_SETTINGS_020), as the backend cache
+ * holds them: JobqQueueSettings.v020[JOBQ_SETTING_020_<name>], read with
+ * jobq_setting_020(&settings, name).  Seconds for an interval, the number,
+ * 0/1, or the index of a CHOICE value (the enums below); the defaults
+ * while the database runs 0.1.0's SQL.
+ */
+#define JOBQ_SETTING_020_ENUM(name, kind, min, max, def) JOBQ_SETTING_020_##name,
+typedef enum JobqSetting020
+{
+	JOBQ_QUEUE_SETTINGS_020(JOBQ_SETTING_020_ENUM)
+	JOBQ_NUM_SETTINGS_020
+} JobqSetting020;
+
+#define jobq_setting_020(settings, name) ((settings)->v020[JOBQ_SETTING_020_##name])
+
+#define JOBQ_GROUP_MODE_ENUM(value) JOBQ_GROUP_MODE_##value,
+#define JOBQ_GROUP_ORDER_ENUM(value) JOBQ_GROUP_ORDER_##value,
+#define JOBQ_FIFO_BLOCK_ENUM(value) JOBQ_FIFO_BLOCK_##value,
+typedef enum JobqGroupMode
+{
+JOBQ_CHOICES_group_mode(JOBQ_GROUP_MODE_ENUM)
+} JobqGroupMode;
+typedef enum JobqGroupOrder
+{
+JOBQ_CHOICES_group_order(JOBQ_GROUP_ORDER_ENUM)
+} JobqGroupOrder;
+typedef enum JobqFifoBlock
+{
+JOBQ_CHOICES_fifo_block(JOBQ_FIFO_BLOCK_ENUM)
+} JobqFifoBlock;
+
 typedef struct JobqQueueSettings
 {
 	int32		max_attempts;
@@ -306,12 +340,14 @@ typedef struct JobqQueueSettings
 	bool		notify;
 	Interval	lease;
 	bool		keeps_completed;	/* completed_retention > 0 */
+	int64		v020[JOBQ_NUM_SETTINGS_020];
 } JobqQueueSettings;
 
 extern bool jobq_queue_settings(text *queue, JobqQueueSettings *out);
 extern bool jobq_queue_settings_cached(text *queue, JobqQueueSettings *out);
 extern bool jobq_any_history_queue(void);
 extern Oid	jobq_queues_relid(void);
+extern bool jobq_queues_have_020(void);
 
 /* workers.c */
 extern int64 jobq_worker_prune_run(int64 max_rows);

@@ -91,6 +91,9 @@ static Oid	queues_relid = InvalidOid;
 /* Bumped by every invalidation, so a lookup can tell it raced one */
 static uint64 inval_count = 0;
 
+/* Whether jobq.queues has the 0.2.0 columns: 1 yes, 0 no, -1 not read */
+static int	queues_have_020 = -1;
+
 /* Whether some queue keeps completed history: 1 yes, 0 no, -1 not read */
 static int	any_history_queue = -1;
 
@@ -105,8 +108,16 @@ static bool lookup(const char *key, JobqQueueSettings *out);
 enum
 {
 	ST_QUEUE_SETTINGS,
+	ST_QUEUE_SETTINGS_020,
 	ST_ANY_HISTORY_QUEUE,
 	NUM_STATEMENTS
+};
+
+/* ", notify_finished, ...": the columns of the 0.2.0 settings */
+#define COLUMN_020(name, kind, min, max, def) ", " CppAsString(name)
+#define NAME_020(name, kind, min, max, def) CppAsString(name),
+static const char *const columns_020[JOBQ_NUM_SETTINGS_020] = {
+	JOBQ_QUEUE_SETTINGS_020(NAME_020)
 };
 
 #define COL_SETTINGS_MAX_ATTEMPTS	1
@@ -114,12 +125,19 @@ enum
 #define COL_SETTINGS_NOTIFY			3
 #define COL_SETTINGS_LEASE			4
 #define COL_SETTINGS_KEEPS_COMPLETED 5
+#define COL_SETTINGS_020			6	/* and on, in JOBQ_QUEUE_SETTINGS_020 order */
 #define COL_ANY_HISTORY_QUEUE		1
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_QUEUE_SETTINGS] = {"queue_settings",
 		"SELECT max_attempts, paused, notify, lease,"
 		" completed_retention > interval '0'"
+		" FROM jobq.queues WHERE name = $1",
+		1, {TEXTOID}},
+	[ST_QUEUE_SETTINGS_020] = {"queue_settings_020",
+		"SELECT max_attempts, paused, notify, lease,"
+		" completed_retention > interval '0'"
+		JOBQ_QUEUE_SETTINGS_020(COLUMN_020)
 		" FROM jobq.queues WHERE name = $1",
 		1, {TEXTOID}},
 	[ST_ANY_HISTORY_QUEUE] = {"any_history_queue",
@@ -152,6 +170,7 @@ queue_cache_inval(Datum arg, Oid relid)
 		return;
 	inval_count++;
 	queues_relid = InvalidOid;	/* re-resolved: the extension may be new */
+	queues_have_020 = -1;		/* or updated */
 	if (queue_cache != NULL)
 	{
 		hash_destroy(queue_cache);
@@ -177,6 +196,8 @@ ensure_cache(void)
 	}
 	if (queues_relid == InvalidOid)
 		queues_relid = get_relname_relid("queues", get_namespace_oid("jobq", false));
+	if (queues_have_020 < 0 && queues_relid != InvalidOid)
+		queues_have_020 = get_attnum(queues_relid, columns_020[0]) != InvalidAttrNumber;
 	if (queue_cache != NULL)
 		return;
 
@@ -199,6 +220,21 @@ jobq_queues_relid(void)
 	if (queues_relid == InvalidOid)
 		ensure_cache();
 	return queues_relid;
+}
+
+/*
+ * jobq_queues_have_020
+ *	  Whether jobq.queues has the columns of the 0.2.0 settings, that is,
+ *	  whether this database's SQL is 0.2.0 or later; known once per
+ *	  backend and again after an invalidation of the table (ALTER
+ *	  EXTENSION UPDATE adds them).
+ */
+bool
+jobq_queues_have_020(void)
+{
+	if (queues_have_020 < 0)
+		ensure_cache();
+	return queues_have_020 > 0;
 }
 
 /*
@@ -264,6 +300,7 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 	uint64		before;
 	Datum		arg = PointerGetDatum(queue);
 	bool		isnull;
+	bool		have_020;
 	int			rc;
 
 	cache_key(queue, key);
@@ -271,7 +308,9 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 		return true;
 
 	before = inval_count;
-	rc = SPI_execute_snapshot(jobq_plan(&jobq_queue_cache_statements, ST_QUEUE_SETTINGS),
+	have_020 = jobq_queues_have_020();
+	rc = SPI_execute_snapshot(jobq_plan(&jobq_queue_cache_statements,
+										have_020 ? ST_QUEUE_SETTINGS_020 : ST_QUEUE_SETTINGS),
 							  &arg, NULL, GetLatestSnapshot(),
 							  InvalidSnapshot, false, false, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "read queue settings");
@@ -289,6 +328,12 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 												  SPI_tuptable->tupdesc,
 												  COL_SETTINGS_LEASE, &isnull));
 	out->keeps_completed = jobq_spi_getbool(0, COL_SETTINGS_KEEPS_COMPLETED, &isnull);
+	for (int i = 0; i < JOBQ_NUM_SETTINGS_020; i++)
+		out->v020[i] = have_020 ?
+			jobq_setting_020_value(i, SPI_getbinval(SPI_tuptable->vals[0],
+													SPI_tuptable->tupdesc,
+													COL_SETTINGS_020 + i, &isnull)) :
+			jobq_setting_020_default(i);
 	SPI_freetuptable(SPI_tuptable);
 
 	/*

@@ -7,7 +7,13 @@
  * A queue is a row of jobq.queues holding the settings its jobs follow:
  * lease (how long a claim holds a job), max_attempts, exponential backoff
  * base and cap, retention of completed and of dead jobs, paused, and
- * whether enqueue sends a NOTIFY.
+ * whether enqueue sends a NOTIFY; with 0.2.0's SQL also the settings of
+ * JOBQ_QUEUE_SETTINGS_020 (completion events, groups, limits, rates).
+ *
+ * One library serves both releases' SQL: a 0.1.0 definition passes the
+ * 0.1.0 settings only (PG_NARGS tells), and a database whose jobq.queues
+ * lacks the 0.2.0 columns (jobq_queues_have_020) is read and written
+ * without them; its queues behave as with the defaults.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -37,31 +43,42 @@ PG_FUNCTION_INFO_V1(jobq_resume);
 PG_FUNCTION_INFO_V1(jobq_queues);
 
 /*
- * The settings (JOBQ_QUEUE_SETTINGS in jobq-contract.h): each is an
- * argument of create and alter, at ARG_<name> after the queue, and a
- * column of jobq.queues of the same name.
+ * The settings (JOBQ_QUEUE_SETTINGS and JOBQ_QUEUE_SETTINGS_020 in
+ * jobq-contract.h): each is an argument of create and alter, at
+ * ARG_<name> after the queue, and a column of jobq.queues of the same
+ * name.  The 0.1.0 ones come first, so that the first NUM_SETTINGS_010
+ * arguments are a 0.1.0 call's.
  */
+#define ALL_SETTINGS(X)		JOBQ_QUEUE_SETTINGS(X) JOBQ_QUEUE_SETTINGS_020(X)
+
 #define SETTING_ARG(name, kind, min, max, def) ARG_##name,
 enum
 {
 	ARG_QUEUE,
-	JOBQ_QUEUE_SETTINGS(SETTING_ARG)
+	ALL_SETTINGS(SETTING_ARG)
 	NUM_ARGS
 };
 
 #define NUM_SETTINGS		(NUM_ARGS - 1)
+#define SETTING_ONE(name, kind, min, max, def) + 1
+#define NUM_SETTINGS_010	(0 JOBQ_QUEUE_SETTINGS(SETTING_ONE))
+
+StaticAssertDecl(NUM_SETTINGS - NUM_SETTINGS_010 == JOBQ_NUM_SETTINGS_020,
+				 "JobqSetting020 must list JOBQ_QUEUE_SETTINGS_020");
 
 /* What the kinds of settings are in SQL and how they are checked */
 typedef enum SettingKind
 {
 	KIND_SECONDS,				/* an interval, bounds in seconds */
 	KIND_INTEGER,
-	KIND_BOOLEAN
+	KIND_BOOLEAN,
+	KIND_CHOICE					/* text, one of choices; held as its index */
 } SettingKind;
 
 #define KIND_TYPE_SECONDS	INTERVALOID
 #define KIND_TYPE_INTEGER	INT4OID
 #define KIND_TYPE_BOOLEAN	BOOLOID
+#define KIND_TYPE_CHOICE	TEXTOID
 
 typedef struct SettingDef
 {
@@ -70,35 +87,53 @@ typedef struct SettingDef
 	Oid			type;
 	int64		min;
 	int64		max;
-	int64		def;			/* seconds, the number, or 0/1 */
+	int64		def;			/* seconds, the number, 0/1, or an index */
+	const char *const *choices; /* KIND_CHOICE: max + 1 values */
 } SettingDef;
 
+#define CHOICE_VALUE(value) CppAsString(value),
+#define KIND_CHOICES_SECONDS(name) NULL
+#define KIND_CHOICES_INTEGER(name) NULL
+#define KIND_CHOICES_BOOLEAN(name) NULL
+#define KIND_CHOICES_CHOICE(name) \
+	((const char *const[]) {JOBQ_CHOICES_##name(CHOICE_VALUE) NULL})
+
 #define SETTING_DEF(name, kind, min, max, def) \
-	{CppAsString(name), KIND_##kind, KIND_TYPE_##kind, min, max, def},
+	{CppAsString(name), KIND_##kind, KIND_TYPE_##kind, min, max, def, \
+	 KIND_CHOICES_##kind(name)},
 
 /* settings[i] is argument i + 1 */
-static const SettingDef settings[NUM_SETTINGS] = {JOBQ_QUEUE_SETTINGS(SETTING_DEF)};
+static const SettingDef settings[NUM_SETTINGS] = {ALL_SETTINGS(SETTING_DEF)};
 
 /* ", lease, max_attempts, ...": the setting columns, after another */
 #define SETTING_COLUMN(name, kind, min, max, def) ", " CppAsString(name)
-#define SETTING_COLUMNS		JOBQ_QUEUE_SETTINGS(SETTING_COLUMN)
+#define SETTING_COLUMNS_010	JOBQ_QUEUE_SETTINGS(SETTING_COLUMN)
+#define SETTING_COLUMNS_020 JOBQ_QUEUE_SETTINGS_020(SETTING_COLUMN)
 
 /*
  * The statements.  create_queue and alter_queue have a parameter per
  * setting, so their texts (and types) are made once per backend from the
- * settings (build_statements): fixed pieces, never values.
+ * settings (build_statements): fixed pieces, never values.  The _010
+ * ones leave out the 0.2.0 columns, for a database still on 0.1.0's SQL.
  */
 enum
 {
 	ST_CREATE_QUEUE,
+	ST_CREATE_QUEUE_010,
 	ST_LOCK_QUEUE,
+	ST_LOCK_QUEUE_010,
 	ST_ALTER_QUEUE,
+	ST_ALTER_QUEUE_010,
 	ST_COUNT_LIVE_JOBS,
 	ST_DROP_QUEUE,
 	ST_SET_PAUSED,
 	ST_QUEUES,
+	ST_QUEUES_010,
 	NUM_STATEMENTS
 };
+
+/* The statement of a kind for nsettings settings: the full one or _010 */
+#define ST_FOR(st, nsettings) ((nsettings) == NUM_SETTINGS ? (st) : (st##_010))
 
 /* count_live_jobs */
 #define COL_LIVE_COUNT		1
@@ -108,12 +143,18 @@ static void build_statements(void);
 static JobqStatement statements[NUM_STATEMENTS] = {
 	/* $1 queue, a setting each, then created_at: made by build_statements */
 	[ST_CREATE_QUEUE] = {"create_queue", NULL, 0, {InvalidOid}},
+	[ST_CREATE_QUEUE_010] = {"create_queue_010", NULL, 0, {InvalidOid}},
 	/* $1 queue: its settings after the name, the row locked */
 	[ST_LOCK_QUEUE] = {"lock_queue",
-		"SELECT name" SETTING_COLUMNS " FROM jobq.queues WHERE name = $1 FOR UPDATE",
+		"SELECT name" SETTING_COLUMNS_010 SETTING_COLUMNS_020
+		" FROM jobq.queues WHERE name = $1 FOR UPDATE",
+		1, {TEXTOID}},
+	[ST_LOCK_QUEUE_010] = {"lock_queue_010",
+		"SELECT name" SETTING_COLUMNS_010 " FROM jobq.queues WHERE name = $1 FOR UPDATE",
 		1, {TEXTOID}},
 	/* $1 queue, a setting each: made by build_statements */
 	[ST_ALTER_QUEUE] = {"alter_queue", NULL, 0, {InvalidOid}},
+	[ST_ALTER_QUEUE_010] = {"alter_queue_010", NULL, 0, {InvalidOid}},
 	[ST_COUNT_LIVE_JOBS] = {"count_live_jobs",
 		"SELECT count(*) FROM jobq.jobs WHERE queue = $1",
 		1, {TEXTOID}},
@@ -133,7 +174,11 @@ static JobqStatement statements[NUM_STATEMENTS] = {
 		2, {TEXTOID, BOOLOID}},
 	/* named as jobq_queues' result columns, which take them by name */
 	[ST_QUEUES] = {"queues",
-		"SELECT name AS queue" SETTING_COLUMNS ", paused, created_at"
+		"SELECT name AS queue" SETTING_COLUMNS_010 ", paused, created_at"
+		SETTING_COLUMNS_020 " FROM jobq.queues ORDER BY name",
+		0, {InvalidOid}},
+	[ST_QUEUES_010] = {"queues_010",
+		"SELECT name AS queue" SETTING_COLUMNS_010 ", paused, created_at"
 		" FROM jobq.queues ORDER BY name",
 		0, {InvalidOid}},
 };
@@ -144,65 +189,127 @@ const JobqStatements jobq_queues_statements = {statements, NUM_STATEMENTS, plans
 build_statements};
 
 /*
- * build_statements
- *	  Make the texts and argument types of create_queue and alter_queue,
- *	  once per backend, in TopMemoryContext.
+ * build_create_alter
+ *	  Make the texts and argument types of create_queue and alter_queue for
+ *	  the first nsettings settings, in TopMemoryContext.
  */
 static void
-build_statements(void)
+build_create_alter(JobqStatement *cs, JobqStatement *as, int nsettings)
 {
 	StringInfoData create;
 	StringInfoData alter;
-	MemoryContext oldcxt;
-	JobqStatement *cs = &statements[ST_CREATE_QUEUE];
-	JobqStatement *as = &statements[ST_ALTER_QUEUE];
+	MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
 
-	if (cs->sql != NULL)
-		return;
-	StaticAssertStmt(NUM_ARGS + 1 <= JOBQ_STATEMENT_MAX_ARGS,
-					 "too many queue settings for a statement");
-
-	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
 	initStringInfo(&create);
 	initStringInfo(&alter);
-	appendStringInfoString(&create,
-						   "INSERT INTO jobq.queues (name" SETTING_COLUMNS ", created_at)"
-						   " VALUES ($1");
+	appendStringInfoString(&create, "INSERT INTO jobq.queues (name");
+	for (int i = 0; i < nsettings; i++)
+		appendStringInfo(&create, ", %s", settings[i].name);
+	appendStringInfoString(&create, ", created_at) VALUES ($1");
 	appendStringInfoString(&alter, "UPDATE jobq.queues SET ");
 	cs->argtypes[0] = as->argtypes[0] = TEXTOID;
-	for (int i = 0; i < NUM_SETTINGS; i++)
+	for (int i = 0; i < nsettings; i++)
 	{
 		appendStringInfo(&create, ", $%d", i + 2);
 		appendStringInfo(&alter, "%s%s = $%d", i > 0 ? ", " : "", settings[i].name, i + 2);
 		cs->argtypes[i + 1] = as->argtypes[i + 1] = settings[i].type;
 	}
-	appendStringInfo(&create, ", $%d) ON CONFLICT (name) DO NOTHING", NUM_ARGS + 1);
+	appendStringInfo(&create, ", $%d) ON CONFLICT (name) DO NOTHING", nsettings + 2);
 	appendStringInfoString(&alter, " WHERE name = $1");
-	cs->argtypes[NUM_ARGS] = TIMESTAMPTZOID;
-	cs->nargs = NUM_ARGS + 1;
-	as->nargs = NUM_ARGS;
+	cs->argtypes[nsettings + 1] = TIMESTAMPTZOID;
+	cs->nargs = nsettings + 2;
+	as->nargs = nsettings + 1;
 	MemoryContextSwitchTo(oldcxt);
 	as->sql = alter.data;
 	cs->sql = create.data;
 }
 
 /*
- * check_settings
- *	  Validate queue settings given as datums at the argument positions;
- *	  isnull[i] marks "not given" (alter) and is an error when
- *	  all_required.  Interval settings are replaced by their normalized
- *	  form (jobq_check_interval), which is what gets stored.
+ * build_statements
+ *	  Make create_queue and alter_queue, for all settings and for 0.1.0's,
+ *	  once per backend.
  */
 static void
-check_settings(Datum *values, bool *isnull, bool all_required)
+build_statements(void)
 {
-	for (int i = 0; i < NUM_SETTINGS; i++)
+	if (statements[ST_CREATE_QUEUE].sql != NULL)
+		return;
+	StaticAssertStmt(NUM_ARGS + 1 <= JOBQ_STATEMENT_MAX_ARGS,
+					 "too many queue settings for a statement");
+	build_create_alter(&statements[ST_CREATE_QUEUE_010], &statements[ST_ALTER_QUEUE_010],
+					   NUM_SETTINGS_010);
+	build_create_alter(&statements[ST_CREATE_QUEUE], &statements[ST_ALTER_QUEUE],
+					   NUM_SETTINGS);
+}
+
+/*
+ * settings_passed
+ *	  How many settings this call's SQL definition passes: all of them
+ *	  (0.2.0's) or 0.1.0's.  A 0.2.0 definition on a table without the
+ *	  0.2.0 columns cannot happen (one script adds both).
+ */
+static int
+settings_passed(FunctionCallInfo fcinfo)
+{
+	int			n = PG_NARGS() - 1;
+
+	if (n != NUM_SETTINGS && n != NUM_SETTINGS_010)
+		elog(ERROR, "jobq: a queue function defined with %d settings, expected %d or %d",
+			 n, NUM_SETTINGS_010, NUM_SETTINGS);
+	return n;
+}
+
+/*
+ * choice_index
+ *	  The index of value among the choices of setting def, or -1.
+ */
+static int
+choice_index(const SettingDef *def, text *value)
+{
+	const char *v = VARDATA_ANY(value);
+	int			len = VARSIZE_ANY_EXHDR(value);
+
+	for (int i = 0; def->choices[i] != NULL; i++)
+		if ((int) strlen(def->choices[i]) == len && memcmp(def->choices[i], v, len) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * bad_choice
+ *	  22023 for a value of a CHOICE setting that is none of its choices.
+ */
+static void
+bad_choice(const SettingDef *def, text *value)
+{
+	StringInfoData list;
+
+	initStringInfo(&list);
+	for (int i = 0; def->choices[i] != NULL; i++)
+		appendStringInfo(&list, "%s%s", i > 0 ? ", " : "", def->choices[i]);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s must be one of %s, not \"%s\"", def->name, list.data,
+					text_to_cstring(value))));
+}
+
+/*
+ * check_settings
+ *	  Validate the first nsettings queue settings given as datums at the
+ *	  argument positions; isnull[i] marks "not given" (alter) and is an
+ *	  error when all_required.  Interval settings are replaced by their
+ *	  normalized form (jobq_check_interval), which is what gets stored.
+ */
+static void
+check_settings(Datum *values, bool *isnull, bool all_required, int nsettings)
+{
+	for (int i = 0; i < nsettings; i++)
 		if (all_required && isnull[i + 1])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s must not be null", settings[i].name)));
 
-	for (int i = 0; i < NUM_SETTINGS; i++)
+	for (int i = 0; i < nsettings; i++)
 	{
 		const SettingDef *def = &settings[i];
 
@@ -221,6 +328,10 @@ check_settings(Datum *values, bool *isnull, bool all_required)
 									 def->min, def->max);
 				break;
 			case KIND_BOOLEAN:
+				break;
+			case KIND_CHOICE:
+				if (choice_index(def, DatumGetTextPP(values[i + 1])) < 0)
+					bad_choice(def, DatumGetTextPP(values[i + 1]));
 				break;
 		}
 	}
@@ -262,16 +373,66 @@ default_settings(Datum *values)
 			case KIND_BOOLEAN:
 				values[i + 1] = BoolGetDatum(def->def != 0);
 				break;
+			case KIND_CHOICE:
+				values[i + 1] = CStringGetTextDatum(def->choices[def->def]);
+				break;
 		}
 	}
 }
 
 /*
+ * jobq_setting_020_default, jobq_setting_020_value
+ *	  A 0.2.0 setting (index i of JOBQ_QUEUE_SETTINGS_020) as the backend
+ *	  cache holds it (jobq_setting_020 in jobq.h): its default, or the
+ *	  value of its column d.  Seconds for an interval, the number, 0/1, or
+ *	  the index of a choice.  A column value no jobq function writes (a
+ *	  superuser's UPDATE) is an error naming the queue's setting.
+ */
+int64
+jobq_setting_020_default(int i)
+{
+	Assert(i >= 0 && i < JOBQ_NUM_SETTINGS_020);
+	return settings[NUM_SETTINGS_010 + i].def;
+}
+
+int64
+jobq_setting_020_value(int i, Datum d)
+{
+	const SettingDef *def = &settings[NUM_SETTINGS_010 + i];
+	int64		v = 0;
+
+	Assert(i >= 0 && i < JOBQ_NUM_SETTINGS_020);
+	switch (def->kind)
+	{
+		case KIND_SECONDS:
+			v = jobq_interval_usecs(DatumGetIntervalP(d)) / USECS_PER_SEC;
+			break;
+		case KIND_INTEGER:
+			v = DatumGetInt32(d);
+			break;
+		case KIND_BOOLEAN:
+			v = DatumGetBool(d) ? 1 : 0;
+			break;
+		case KIND_CHOICE:
+			v = choice_index(def, DatumGetTextPP(d));
+			if (v < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("jobq.queues holds an unknown %s", def->name),
+						 errhint("Set it with jobq_alter_queue.")));
+			break;
+	}
+	return v;
+}
+
+/*
  * jobq_create_queue(queue, lease, max_attempts, backoff_base, backoff_cap,
- *					 completed_retention, dead_retention, notify) -> void
+ *					 completed_retention, dead_retention, notify
+ *					 [, the settings of 0.2.0]) -> void
  *	  Create a queue; a NULL setting takes its default (lease 5 min,
  *	  max_attempts 25, backoff 1 s .. 1 h, completed kept 1 day, dead kept
- *	  14 days, notify on).  42710 if the queue exists already.
+ *	  14 days, notify on; JOBQ_QUEUE_SETTINGS_020 for the others).  42710
+ *	  if the queue exists already.
  */
 Datum
 jobq_create_queue(PG_FUNCTION_ARGS)
@@ -279,18 +440,19 @@ jobq_create_queue(PG_FUNCTION_ARGS)
 	Datum		values[NUM_ARGS + 1];
 	bool		isnull[NUM_ARGS] = {false};
 	text	   *queue = jobq_queue_arg(fcinfo, ARG_QUEUE);
+	int			nsettings = settings_passed(fcinfo);
 	int			rc;
 
 	default_settings(values);
-	for (int i = 1; i < NUM_ARGS; i++)
+	for (int i = 1; i <= nsettings; i++)
 		if (!PG_ARGISNULL(i))
 			values[i] = PG_GETARG_DATUM(i);
 	values[ARG_QUEUE] = PointerGetDatum(queue);
-	check_settings(values, isnull, true);
-	values[NUM_ARGS] = TimestampTzGetDatum(jobq_now());
+	check_settings(values, isnull, true, nsettings);
+	values[nsettings + 1] = TimestampTzGetDatum(jobq_now());
 
 	jobq_spi_connect();
-	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_CREATE_QUEUE),
+	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_FOR(ST_CREATE_QUEUE, nsettings)),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_INSERT, "create queue");
 	if (SPI_processed == 0)
@@ -304,24 +466,25 @@ jobq_create_queue(PG_FUNCTION_ARGS)
 
 /*
  * lock_queue
- *	  Lock the queue row FOR UPDATE and return its settings as datums in
- *	  values[1..NUM_SETTINGS] (the positions of the create/alter
- *	  arguments), copied out of SPI memory.  Raises 42704 for an unknown queue.
+ *	  Lock the queue row FOR UPDATE and return its first nsettings settings
+ *	  as datums in values[1..nsettings] (the positions of the create/alter
+ *	  arguments), copied out of SPI memory.  Raises 42704 for an unknown
+ *	  queue.
  */
 static void
-lock_queue(text *queue, Datum *values)
+lock_queue(text *queue, Datum *values, int nsettings)
 {
 	Datum		arg = PointerGetDatum(queue);
 	int			rc;
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_LOCK_QUEUE),
+	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_FOR(ST_LOCK_QUEUE, nsettings)),
 						  &arg, NULL, false, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "lock queue");
 	if (SPI_processed == 0)
 		jobq_queue_not_found(queue);
 	jobq_check_queue(queue, JOBQ_PRIV_ADMIN);
 	/* column 1 is the name, column i + 1 the setting of argument i */
-	for (int i = 1; i < NUM_ARGS; i++)
+	for (int i = 1; i <= nsettings; i++)
 	{
 		bool		isnull;
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull);
@@ -333,7 +496,8 @@ lock_queue(text *queue, Datum *values)
 
 /*
  * jobq_alter_queue(queue, lease, max_attempts, backoff_base, backoff_cap,
- *					completed_retention, dead_retention, notify) -> void
+ *					completed_retention, dead_retention, notify
+ *					[, the settings of 0.2.0]) -> void
  *	  Change the given settings; a NULL argument keeps the current value.
  *	  The merged settings are validated together (cap >= base).
  */
@@ -345,25 +509,26 @@ jobq_alter_queue(PG_FUNCTION_ARGS)
 	bool		isnull[NUM_ARGS];
 	bool		none[NUM_ARGS] = {false};
 	text	   *queue = jobq_queue_arg(fcinfo, ARG_QUEUE);
+	int			nsettings = settings_passed(fcinfo);
 	int			rc;
 
-	for (int i = 1; i < NUM_ARGS; i++)
+	for (int i = 1; i <= nsettings; i++)
 	{
 		isnull[i] = PG_ARGISNULL(i);
 		values[i] = isnull[i] ? (Datum) 0 : PG_GETARG_DATUM(i);
 	}
 	isnull[ARG_QUEUE] = false;
-	check_settings(values, isnull, false);
+	check_settings(values, isnull, false, nsettings);
 
 	jobq_spi_connect();
-	lock_queue(queue, current);
-	for (int i = 1; i < NUM_ARGS; i++)
+	lock_queue(queue, current, nsettings);
+	for (int i = 1; i <= nsettings; i++)
 		if (isnull[i])
 			values[i] = current[i];
 	values[ARG_QUEUE] = PointerGetDatum(queue);
-	check_settings(values, none, true);
+	check_settings(values, none, true, nsettings);
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_ALTER_QUEUE),
+	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_FOR(ST_ALTER_QUEUE, nsettings)),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE, "alter queue");
 	jobq_audit_record("alter_queue", queue, (Datum) 0, NULL, 1, NULL);
@@ -396,7 +561,7 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 	/* NB: before the name lock, in the tick's order (schedules.c) */
 	jobq_schedules_before_drop(queue, force);
 	jobq_lock_queue_name(queue, ExclusiveLock);
-	lock_queue(queue, current);
+	lock_queue(queue, current, NUM_SETTINGS_010);
 
 	if (!force)
 	{
@@ -484,7 +649,8 @@ jobq_resume(PG_FUNCTION_ARGS)
 }
 
 /*
- * jobq_queues() -> setof (queue, settings..., paused, notify, created_at)
+ * jobq_queues() -> setof (queue, settings..., paused, created_at
+ *						   [, the settings of 0.2.0])
  */
 Datum
 jobq_queues(PG_FUNCTION_ARGS)
@@ -494,7 +660,8 @@ jobq_queues(PG_FUNCTION_ARGS)
 	int			rc;
 
 	jobq_spi_connect();
-	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_QUEUES),
+	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements,
+									ST_FOR(ST_QUEUES, jobq_queues_have_020() ? NUM_SETTINGS : 0)),
 						  NULL, NULL, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "list queues");
 	jobq_srf_put_spi_allowed(store, desc, 1, JOBQ_PRIV_INSPECT, true);

@@ -98,7 +98,21 @@ INSERT INTO regress_limit_calls (limit_name, stmt, at, past) VALUES
  ('worker_name_max', $$SELECT jobq_worker_register(repeat('w', %s))$$, '1', '0'),
  ('worker_name_max', $$SELECT jobq_worker_register('lim', host => repeat('h', %s))$$, 'v', 'v + 1'),
  ('worker_name_max', $$SELECT jobq_worker_signal(repeat('w', %s), 'quiet')$$, 'v', 'v + 1'),
- ('claim_queues_max', $$SELECT jobq_worker_register('lim', queues => ARRAY(SELECT 'lim-' || i FROM generate_series(1, %s) i))$$, 'v', 'v + 1');
+ ('claim_queues_max', $$SELECT jobq_worker_register('lim', queues => ARRAY(SELECT 'lim-' || i FROM generate_series(1, %s) i))$$, 'v', 'v + 1'),
+ -- the queue settings of groups and limits (issue 19)
+ ('group_limit_max', $$SELECT jobq_alter_queue('lim', group_limit => %s)$$, 'v', 'v + 1'),
+ ('group_limit_max', $$SELECT jobq_alter_queue('lim', group_limit => %s)$$, '1', '0'),
+ ('max_running_max', $$SELECT jobq_alter_queue('lim', max_running => %s)$$, 'v', 'v + 1'),
+ ('max_running_max', $$SELECT jobq_alter_queue('lim', max_running => %s)$$, '0', '-1'),
+ ('rate_max', $$SELECT jobq_alter_queue('lim', rate => %s)$$, 'v', 'v + 1'),
+ ('rate_max', $$SELECT jobq_alter_queue('lim', rate => %s)$$, '0', '-1'),
+ ('rate_max', $$SELECT jobq_create_queue('lim-x', rate_burst => %s)$$, 'v', 'v + 1'),
+ ('rate_max', $$SELECT jobq_create_queue('lim-x', rate_burst => %s)$$, '1', '0'),
+ ('rate_max', $$SELECT jobq_alter_queue('lim', group_rate => %s)$$, 'v', 'v + 1'),
+ ('rate_max', $$SELECT jobq_alter_queue('lim', group_rate_burst => %s)$$, 'v', 'v + 1'),
+ ('rate_per_max', $$SELECT jobq_alter_queue('lim', rate_per => make_interval(secs => %s))$$, 'v', 'v + 1'),
+ ('rate_per_max', $$SELECT jobq_alter_queue('lim', rate_per => make_interval(secs => %s))$$, '1', '0'),
+ ('rate_per_max', $$SELECT jobq_create_queue('lim-x', group_rate_per => make_interval(secs => %s))$$, 'v', 'v + 1');
 
 -- (evaluates at and past with v bound to the limit)
 CREATE FUNCTION regress_bound(expr text, v bigint) RETURNS bigint LANGUAGE plpgsql AS $$

@@ -29,6 +29,13 @@ $node->safe_psql('postgres', q{
 	SELECT jobq_enqueue('up', pg_catalog.jsonb_build_object('n', n)) FROM generate_series(1, 5) n;
 });
 
+# the queue functions of 0.1.0's SQL, served by the new library
+$node->safe_psql('postgres', "SELECT jobq_alter_queue('up', max_attempts => 7)");
+is($node->safe_psql('postgres', "SELECT max_attempts || ' ' || lease FROM jobq_queues() WHERE queue = 'up'"),
+	'7 00:00:30', 'jobq_alter_queue and jobq_queues work on the 0.1.0 SQL');
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_attribute WHERE attrelid = 'jobq.queues'::regclass AND attname = 'group_mode'"),
+	'0', 'which has no 0.2.0 queue settings');
+
 my ($rc, $out, $err) = run_cli($node, [ 'stats', 'up', '--json' ]);
 is($rc, 0, 'jobq stats works against 0.1.0') or diag($err);
 like($out, qr/"ready":\s*5/, 'and reads the five ready jobs');
@@ -66,6 +73,12 @@ is($node->safe_psql('postgres', 'SELECT sql_version || \' \' || library_version 
 	'0.2.0 0.2.0', 'updated while the worker runs');
 is($node->safe_psql('postgres', "SELECT state FROM jobq.jobs WHERE id = $slow"), 'running',
 	'the slow job is still running');
+is($node->safe_psql('postgres', "SELECT max_attempts || ' ' || group_mode || ' ' || max_running || ' ' || notify_finished FROM jobq_queues() WHERE queue = 'up'"),
+	'7 none 0 false', 'the queue keeps its settings and has the 0.2.0 ones at their defaults');
+$node->safe_psql('postgres', "SELECT jobq_alter_queue('up', max_running => 5)");
+is($node->safe_psql('postgres', "SELECT max_running || ' ' || max_attempts FROM jobq_queues() WHERE queue = 'up'"),
+	'5 7', 'and takes them on alter');
+$node->safe_psql('postgres', "SELECT jobq_alter_queue('up', max_running => 0)");
 open my $fh, '>', $go or die "$go: $!";
 close $fh;
 

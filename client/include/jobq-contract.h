@@ -112,6 +112,12 @@
 #define JOBQ_WORKER_SLOTS_MAX 100000	/* slots and busy of a worker */
 #define JOBQ_WORKER_METADATA_MAX 8192	/* bytes of a worker's metadata */
 
+/* Groups, concurrency and rate limits of a queue (issue 19) */
+#define JOBQ_GROUP_LIMIT_MAX 10000		/* group_limit: running jobs per group */
+#define JOBQ_MAX_RUNNING_MAX 1000000	/* max_running of a queue; 0: no limit */
+#define JOBQ_RATE_MAX 1000000			/* rate and burst; a rate of 0: no limit */
+#define JOBQ_RATE_PER_MAX_S 86400		/* rate_per and group_rate_per */
+
 /* Defaults of SQL arguments */
 #define JOBQ_SWEEP_DEFAULT_ROWS 1000
 #define JOBQ_LIST_DEFAULT_ROWS 100
@@ -174,7 +180,11 @@
 	X("schedule_name_max", JOBQ_SCHEDULE_NAME_MAX, "bytes") \
 	X("schedule_grace_max", JOBQ_SCHEDULE_GRACE_MAX_S, "seconds") \
 	X("cron_tick_max", JOBQ_CRON_TICK_MAX, "count") \
-	X("bulk_max", JOBQ_BULK_MAX, "count")
+	X("bulk_max", JOBQ_BULK_MAX, "count") \
+	X("group_limit_max", JOBQ_GROUP_LIMIT_MAX, "count") \
+	X("max_running_max", JOBQ_MAX_RUNNING_MAX, "count") \
+	X("rate_max", JOBQ_RATE_MAX, "count") \
+	X("rate_per_max", JOBQ_RATE_PER_MAX_S, "seconds")
 
 /*
  * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),
@@ -206,6 +216,41 @@
 	X(completed_retention, SECONDS, 0, JOBQ_RETENTION_MAX_S, 86400) \
 	X(dead_retention, SECONDS, 0, JOBQ_RETENTION_MAX_S, 14 * 86400) \
 	X(notify, BOOLEAN, 0, 1, 1)
+
+/*
+ * JOBQ_QUEUE_SETTINGS_020(X): the settings that came with 0.2.0's SQL, in
+ * the shape of JOBQ_QUEUE_SETTINGS and after them: in the arguments of
+ * jobq_create_queue and jobq_alter_queue, the columns of jobq.queues and
+ * of jobq_queues().  A database still running 0.1.0's SQL has none of
+ * them, and its queues behave as with the defaults.  Kind CHOICE is text
+ * with a fixed set of values, JOBQ_CHOICES_<name>(Y) as Y(value) in order;
+ * its min and max are 0 and the count - 1, its default an index.  A limit
+ * of 0 (max_running, rate, group_rate) is no limit.
+ *
+ * notify_finished: a NOTIFY on "jobq.finished.<queue>" per finished job;
+ * reclaim_on_worker_death: the sweeper expires the leases of a pruned
+ * worker's jobs at once (issue 16).  group_mode .. group_rate_burst: per-key
+ * FIFO, per-key and queue-wide concurrency, queue-wide and per-key rates
+ * as rate per rate_per with a burst (issue 19, doc/groups.md).
+ */
+#define JOBQ_CHOICES_group_mode(Y) Y(none) Y(fifo) Y(limit)
+#define JOBQ_CHOICES_group_order(Y) Y(oldest) Y(round_robin)
+#define JOBQ_CHOICES_fifo_block(Y) Y(retry_and_dead) Y(retry) Y(none)
+
+#define JOBQ_QUEUE_SETTINGS_020(X) \
+	X(notify_finished, BOOLEAN, 0, 1, 0) \
+	X(reclaim_on_worker_death, BOOLEAN, 0, 1, 0) \
+	X(group_mode, CHOICE, 0, 2, 0) \
+	X(group_limit, INTEGER, 1, JOBQ_GROUP_LIMIT_MAX, 1) \
+	X(group_order, CHOICE, 0, 1, 0) \
+	X(fifo_block, CHOICE, 0, 2, 0) \
+	X(max_running, INTEGER, 0, JOBQ_MAX_RUNNING_MAX, 0) \
+	X(rate, INTEGER, 0, JOBQ_RATE_MAX, 0) \
+	X(rate_per, SECONDS, 1, JOBQ_RATE_PER_MAX_S, 1) \
+	X(rate_burst, INTEGER, 1, JOBQ_RATE_MAX, 1) \
+	X(group_rate, INTEGER, 0, JOBQ_RATE_MAX, 0) \
+	X(group_rate_per, SECONDS, 1, JOBQ_RATE_PER_MAX_S, 1) \
+	X(group_rate_burst, INTEGER, 1, JOBQ_RATE_MAX, 1)
 
 /*
  * JOBQ_METRIC_COUNTERS(X): what the metrics count per queue and time
