@@ -53,7 +53,7 @@ sub start_web_cmd
 	my $port;
 	for (1 .. 600)
 	{
-		if (-e $log && slurp_file($log) =~ m{listening on http://[0-9.]+:(\d+)})
+		if (-e $log && slurp_file($log) =~ m{listening on https?://[0-9.]+:(\d+)})
 		{
 			$port = $1;
 			last;
@@ -65,17 +65,21 @@ sub start_web_cmd
 }
 
 # req(W, METHOD, PATH, [HEADERS], [BODY]): (status, headers, body) with curl
+# ($scheme and @curl_extra: for TLS, and a source address)
+our $scheme = 'http';
+our @curl_extra;
 sub req
 {
 	my ($w, $method, $path, $headers, $body) = @_;
 	my @cmd = ('curl', '-s', '-S', '--max-time', '20', '-X', $method, '-D', "$tmp/h", '-o', "$tmp/b",
-		'-w', '%{http_code}');
+		'-w', '%{http_code}', @curl_extra);
+	unlink "$tmp/h", "$tmp/b";
 	push @cmd, '-H', $_ for @{ $headers // [] };
 	push @cmd, '--data-binary', $body if defined $body;
-	push @cmd, "http://127.0.0.1:$w->{port}$path";
+	push @cmd, "$scheme://127.0.0.1:$w->{port}$path";
 	my ($out, $err) = ('', '');
 	IPC::Run::run(\@cmd, '>', \$out, '2>', \$err);
-	return ($out, slurp_file("$tmp/h"), slurp_file("$tmp/b"));
+	return ($out, (-e "$tmp/h" ? slurp_file("$tmp/h") : ''), (-e "$tmp/b" ? slurp_file("$tmp/b") : ''));
 }
 
 sub paused
@@ -90,7 +94,7 @@ sub paused
 	is($? >> 8, 2, 'a non-loopback listen without --auth: exit 2');
 	like($err, qr/refusing to listen on 0\.0\.0\.0 without authentication/, '... saying why');
 	IPC::Run::run([ $web, '--auth', 'bogus' ], '>', \$out, '2>', \$err);
-	like($err, qr/--auth must be none or basic:FILE/, 'an unknown --auth mode is refused');
+	like($err, qr/--auth must be none, basic:FILE or proxy:HEADER/, 'an unknown --auth mode is refused');
 }
 
 # --- Basic authentication, mapped to PostgreSQL roles
@@ -337,6 +341,81 @@ like($hdr, qr/^Retry-After: 60/mi, '... with Retry-After');
 is($code, 200, '/healthz needs no authentication');
 $b->{h}->signal('TERM');
 $b->{h}->finish;
+
+# --- proxy authentication: the user header believed only from the proxy
+{
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ $web, '-d', $webconn, '--auth', 'proxy:X-Forwarded-User' ], '>', \$out, '2>', \$err);
+	ok($? >> 8 == 2 && $err =~ /needs --trusted-proxy/, '--auth proxy without --trusted-proxy: exit 2');
+	IPC::Run::run([ $web, '-d', $webconn, '--trusted-proxy', '127.0.0.2' ], '>', \$out, '2>', \$err);
+	ok($? >> 8 == 2 && $err =~ /go with --auth proxy/, '--trusted-proxy without --auth proxy: exit 2');
+	IPC::Run::run([ $web, '--trusted-proxy', '127.0.0.1/33' ], '>', \$out, '2>', \$err);
+	ok($? >> 8 == 2 && $err =~ /must be an IP address or ADDR\/BITS/, 'a bad --trusted-proxy: exit 2');
+}
+open $fh, '>', "$tmp/proxy-roles" or die;
+print $fh "# who is who\nadmin:jobq_admin\ncarol:jobq_monitor\n";
+close $fh;
+my $px = start_web('--auth', 'proxy:X-Forwarded-User', '--trusted-proxy', '127.0.0.2/32',
+	'--proxy-roles', "$tmp/proxy-roles", '--listen', '0.0.0.0:0');
+($code, $hdr, $body) = req($px, 'GET', '/api/session', ['X-Forwarded-User: admin']);
+is($code, 403, 'proxy auth: a request not from the proxy is refused, whatever its header says');
+like($body, qr/only through its authenticating proxy/, '... saying so');
+{
+	local @curl_extra = ('--interface', '127.0.0.2');
+	($code, $hdr, $body) = req($px, 'GET', '/api/session', ['X-Forwarded-User: admin']);
+	$s = decode_json($body);
+	is_deeply([ $code, $s->{user}, $s->{database}{role} ], [ 200, 'admin', 'jobq_admin' ],
+		'from the proxy: the user it names, as the role of --proxy-roles');
+	($code, $hdr, $body) = req($px, 'POST', '/api/queues/mails/pause', [ 'X-Forwarded-User: carol', 'X-Jobq-Request: 1' ]);
+	is($code, 403, 'the proxy\'s jobq_monitor user forcing a pause: 403');
+	is(paused('mails'), 'f', '... and the queue is not paused');
+	($code) = req($px, 'POST', '/api/queues/mails/pause', [ 'X-Forwarded-User: admin', 'X-Jobq-Request: 1' ]);
+	is($code, 200, 'the proxy\'s admin pauses');
+	is($node->safe_psql('postgres', "SELECT actor FROM jobq_audit(max_rows => 1)"), 'admin', '... and the audit trail names the proxy\'s user');
+	req($px, 'POST', '/api/queues/mails/resume', [ 'X-Forwarded-User: admin', 'X-Jobq-Request: 1' ]);
+	($code, $hdr, $body) = req($px, 'GET', '/api/session', ['X-Forwarded-User: mallory']);
+	ok($code == 403 && $body =~ /no role/, 'a user --proxy-roles does not name: 403');
+	($code, $hdr, $body) = req($px, 'GET', '/api/session', []);
+	ok($code == 403 && $body =~ /named no user/, 'no user header from the proxy: 403');
+	unlike($hdr, qr/WWW-Authenticate/i, '... and no Basic challenge');
+}
+$px->{h}->signal('TERM');
+$px->{h}->finish;
+
+# --- TLS with a self-signed certificate made here
+SKIP:
+{
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+		'-keyout', "$tmp/key.pem", '-out', "$tmp/cert.pem", '-days', '2', '-subj', '/CN=127.0.0.1',
+		'-addext', 'subjectAltName=IP:127.0.0.1' ], '>', \$out, '2>', \$err);
+	skip 'openssl cannot make a certificate', 8 unless -s "$tmp/cert.pem";
+	IPC::Run::run([ $web, '-d', $webconn, '--tls-cert', "$tmp/cert.pem" ], '>', \$out, '2>', \$err);
+	ok($? >> 8 == 2 && $err =~ /--tls-cert and --tls-key go together/, '--tls-cert without --tls-key: exit 2');
+	IPC::Run::run([ $web, '-d', $webconn, '--tls-cert', "$tmp/cert.pem", '--tls-key', "$tmp/proxy-roles" ], '>', \$out, '2>', \$err);
+	ok($? >> 8 == 1 && $err =~ /is not a PEM file/, 'a key that is not PEM: exit 1');
+	my $t = start_web('--tls-cert', "$tmp/cert.pem", '--tls-key', "$tmp/key.pem", '--auth', "basic:$tmp/users");
+	like(slurp_file($t->{log}), qr{listening on https://127\.0\.0\.1:}, 'TLS: the start line says https');
+	{
+		local $scheme = 'https';
+		local @curl_extra = ('--cacert', "$tmp/cert.pem");
+		($code, $hdr, $body) = req($t, 'GET', '/api/session', [$auth_admin]);
+		is($code, 200, 'TLS: curl checking the certificate gets the session');
+		($code) = req($t, 'POST', '/api/queues/mails/pause', [ $auth_admin, 'X-Jobq-Request: 1' ]);
+		is($code, 200, '... and acts');
+		req($t, 'POST', '/api/queues/mails/resume', [ $auth_admin, 'X-Jobq-Request: 1' ]);
+	}
+	($code) = req($t, 'GET', '/api/session');
+	isnt($code, 200, 'TLS: plain http to it gets nothing');
+	my $check = sub {
+		IPC::Run::run([ $web, '--listen', "127.0.0.1:$t->{port}", '--healthcheck', @_ ], '>', \$out, '2>', \$err);
+		return $? >> 8;
+	};
+	is($check->('--tls-cert', "$tmp/cert.pem", '--tls-key', "$tmp/key.pem"), 0, 'TLS: --healthcheck with --tls-cert: exit 0');
+	is($check->(), 1, '... without it (plain http): exit 1');
+	$t->{h}->signal('TERM');
+	$t->{h}->finish;
+}
 
 # --- --read-only, --prefix and a statement timeout (auth none on loopback:
 # the connection role's own rights, here a superuser's)

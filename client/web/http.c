@@ -334,7 +334,31 @@ web_http_handle(void *cls, struct MHD_Connection *c, const char *url,
 	}
 
 	client_ip(c, ip, sizeof(ip));
-	if (web_config.auth_file != NULL)
+	if (web_config.proxy_header != NULL)
+	{
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		int			a;
+
+		/* only the proxy's word counts, and nobody may go around it */
+		if (!web_proxy_trusted(ci ? ci->client_addr : NULL))
+		{
+			web_log("warning", "%s %s from %s: not a --trusted-proxy address", method, path, ip);
+			return send_error(c, MHD_HTTP_FORBIDDEN,
+							  "jobq-web answers only through its authenticating proxy");
+		}
+		a = web_proxy_user(header(c, web_config.proxy_header), &user);
+		if (a == 0)
+			return send_error(c, MHD_HTTP_FORBIDDEN, "the proxy named no user");
+		if (a < 0)
+		{
+			web_log("warning", "%s %s: proxy user \"%s\" has no role in --proxy-roles",
+					method, path, user.name);
+			return send_error(c, MHD_HTTP_FORBIDDEN, "this user has no role in jobq-web");
+		}
+		userp = &user;
+	}
+	else if (web_config.auth_file != NULL)
 	{
 		int			a = web_auth_check(header(c, "Authorization"), ip, &user);
 

@@ -49,8 +49,15 @@ static const char usage_text[] =
 	"      --schema=SCHEMA        schema of the jobq functions (default: public)\n"
 	"  -l, --listen=ADDR:PORT     where to listen (default 127.0.0.1:8411; port 0:\n"
 	"                             any free port, printed at start)\n"
-	"      --auth=MODE            none (loopback only; the default) or basic:FILE\n"
-	"                             (lines user:crypt-hash:role)\n"
+	"      --auth=MODE            none (loopback only; the default), basic:FILE\n"
+	"                             (lines user:crypt-hash:role) or proxy:HEADER\n"
+	"                             (the user a trusted proxy names in HEADER)\n"
+	"      --trusted-proxy=ADDR[/BITS]  with --auth proxy: the proxy's address;\n"
+	"                             requests from anywhere else are refused (repeatable)\n"
+	"      --proxy-roles=FILE     with --auth proxy: lines user:role (\"*\" for\n"
+	"                             everyone else); without it, the connection's role\n"
+	"      --tls-cert=FILE        serve HTTPS with this PEM certificate (chain)...\n"
+	"      --tls-key=FILE         ... and this PEM private key"
 	"      --trusted-origin=ORIGIN  also accept unsafe requests whose Origin is\n"
 	"                             ORIGIN, e.g. https://jobs.example.com (repeatable)\n"
 	"      --prefix=PATH          serve under PATH, e.g. /jobq behind a proxy\n"
@@ -166,40 +173,30 @@ parse_listen(const char *v, struct sockaddr_storage *ss, socklen_t *sslen)
 	web_config.listen_port = (int) port;
 }
 
-/* --healthcheck: GET PREFIX/readyz from the running jobq-web */
-static int
-healthcheck(const struct sockaddr_storage *ss, socklen_t sslen)
+/* a PEM file whole (at most 1 MB), NUL-terminated; NULL after saying why */
+static char *
+read_pem(const char *opt, const char *path)
 {
-	int			fd = socket(ss->ss_family, SOCK_STREAM, 0);
-	char		req[1024];
-	char		resp[64] = {0};
-	struct timeval tv = {5, 0};
-	ssize_t		n;
+	FILE	   *f = fopen(path, "r");
+	char	   *buf;
+	size_t		n;
 
-	if (fd < 0)
-		return 1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (const struct sockaddr *) ss, sslen) != 0)
+	if (f == NULL)
 	{
-		fprintf(stderr, "jobq-web: cannot connect to %s:%d: %s\n", web_config.listen_host,
-				web_config.listen_port, strerror(errno));
-		close(fd);
-		return 1;
+		fprintf(stderr, "jobq-web: %s: cannot read \"%s\": %s\n", opt, path, strerror(errno));
+		return NULL;
 	}
-	snprintf(req, sizeof(req), "GET %s/readyz HTTP/1.0\r\nHost: %s\r\n\r\n",
-			 web_config.prefix, web_config.listen_host);
-	if (write(fd, req, strlen(req)) != (ssize_t) strlen(req))
+	buf = jobq_xmalloc(1024 * 1024 + 1);
+	n = fread(buf, 1, 1024 * 1024 + 1, f);
+	fclose(f);
+	buf[n <= 1024 * 1024 ? n : 0] = '\0';
+	if (n == 0 || n > 1024 * 1024 || strstr(buf, "-----BEGIN ") == NULL)
 	{
-		close(fd);
-		return 1;
+		fprintf(stderr, "jobq-web: %s: \"%s\" is not a PEM file of at most 1 MB\n", opt, path);
+		free(buf);
+		return NULL;
 	}
-	n = read(fd, resp, sizeof(resp) - 1);
-	close(fd);
-	if (n > 12 && strncmp(resp, "HTTP/1.", 7) == 0 && strncmp(resp + 9, "200", 3) == 0)
-		return 0;
-	fprintf(stderr, "jobq-web: not ready\n");
-	return 1;
+	return buf;
 }
 
 int
@@ -208,7 +205,8 @@ main(int argc, char **argv)
 	enum
 	{
 		O_SCHEMA = 256, O_AUTH, O_PREFIX, O_READ_ONLY, O_QUERY_TIMEOUT, O_MIN_REFRESH,
-		O_THREADS, O_HEALTHCHECK, O_TRUSTED_ORIGIN
+		O_THREADS, O_HEALTHCHECK, O_TRUSTED_ORIGIN, O_TRUSTED_PROXY, O_PROXY_ROLES,
+		O_TLS_CERT, O_TLS_KEY
 	};
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
@@ -216,6 +214,10 @@ main(int argc, char **argv)
 		{"listen", required_argument, NULL, 'l'},
 		{"auth", required_argument, NULL, O_AUTH},
 		{"trusted-origin", required_argument, NULL, O_TRUSTED_ORIGIN},
+		{"trusted-proxy", required_argument, NULL, O_TRUSTED_PROXY},
+		{"proxy-roles", required_argument, NULL, O_PROXY_ROLES},
+		{"tls-cert", required_argument, NULL, O_TLS_CERT},
+		{"tls-key", required_argument, NULL, O_TLS_KEY},
 		{"prefix", required_argument, NULL, O_PREFIX},
 		{"read-only", no_argument, NULL, O_READ_ONLY},
 		{"query-timeout", required_argument, NULL, O_QUERY_TIMEOUT},
@@ -228,6 +230,9 @@ main(int argc, char **argv)
 	};
 	const char *listen_arg = "127.0.0.1:8411";
 	const char *auth = "none";
+	const char *proxy_roles = NULL;
+	char	   *tls_cert = NULL;
+	char	   *tls_key = NULL;
 	int			check = 0;
 	int			opt;
 	struct sockaddr_storage ss;
@@ -268,6 +273,19 @@ main(int argc, char **argv)
 					die2("--trusted-origin must be http://HOST[:PORT] or https://HOST[:PORT], "
 						 "not \"%s\"", optarg);
 				web_config.trusted_origins[web_config.ntrusted_origins++] = optarg;
+				break;
+			case O_TRUSTED_PROXY:
+				if (web_proxy_add(optarg, err, sizeof(err)) != 0)
+					die2("%s", err);
+				break;
+			case O_PROXY_ROLES:
+				proxy_roles = optarg;
+				break;
+			case O_TLS_CERT:
+				web_config.tls_cert = optarg;
+				break;
+			case O_TLS_KEY:
+				web_config.tls_key = optarg;
 				break;
 			case O_PREFIX:
 				{
@@ -325,18 +343,44 @@ main(int argc, char **argv)
 		die2("unexpected argument \"%s\"", argv[optind]);
 
 	parse_listen(listen_arg, &ss, &sslen);
+	if ((web_config.tls_cert == NULL) != (web_config.tls_key == NULL))
+		die2("--tls-cert and --tls-key go together");
 	if (check)
-		return healthcheck(&ss, sslen);
+		return web_healthcheck(&ss, sslen);
 
 	if (strncmp(auth, "basic:", 6) == 0 && auth[6] != '\0')
 		web_config.auth_file = auth + 6;
+	else if (strncmp(auth, "proxy:", 6) == 0 && auth[6] != '\0')
+	{
+		/* a header name: an HTTP token */
+		if (strlen(auth + 6) > 64 ||
+			strspn(auth + 6, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+			!= strlen(auth + 6))
+			die2("--auth proxy:HEADER: \"%s\" is not a header name", auth + 6);
+		web_config.proxy_header = auth + 6;
+		if (web_proxy_count() == 0)
+			die2("--auth proxy:%s needs --trusted-proxy: the address of the proxy whose "
+				 "header is believed", auth + 6);
+	}
 	else if (strcmp(auth, "none") != 0)
-		die2("--auth must be none or basic:FILE, not \"%s\"", auth);
-	if (web_config.auth_file == NULL && !web_config.loopback)
-		die2("refusing to listen on %s without authentication: use --auth basic:FILE "
-			 "(or listen on a loopback address)", web_config.listen_host);
+		die2("--auth must be none, basic:FILE or proxy:HEADER, not \"%s\"", auth);
+	if (web_config.proxy_header == NULL && (web_proxy_count() > 0 || proxy_roles != NULL))
+		die2("--trusted-proxy and --proxy-roles go with --auth proxy:HEADER");
+	if (web_config.auth_file == NULL && web_config.proxy_header == NULL && !web_config.loopback)
+		die2("refusing to listen on %s without authentication: use --auth basic:FILE or "
+			 "proxy:HEADER (or listen on a loopback address)", web_config.listen_host);
 	if (web_config.auth_file != NULL && web_auth_load(web_config.auth_file, err, sizeof(err)) != 0)
 		die2("%s", err);
+	if (proxy_roles != NULL && web_proxy_roles_load(proxy_roles, err, sizeof(err)) != 0)
+		die2("%s", err);
+	if (web_config.tls_cert != NULL)
+	{
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+			die2("--tls-cert: this libmicrohttpd has no TLS");
+		if ((tls_cert = read_pem("--tls-cert", web_config.tls_cert)) == NULL ||
+			(tls_key = read_pem("--tls-key", web_config.tls_key)) == NULL)
+			return 1;
+	}
 	if (web_http_init() != 0)
 	{
 		fprintf(stderr, "jobq-web: the UI's index.html is missing from the build\n");
@@ -355,8 +399,10 @@ main(int argc, char **argv)
 	sigaddset(&stopset, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stopset, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* without TLS the key and certificate options are the list's end */
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-						 (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+						 (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+						 (tls_cert != NULL ? MHD_USE_TLS : 0),
 						 (uint16_t) web_config.listen_port, NULL, NULL,
 						 web_http_handle, NULL,
 						 MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
@@ -365,6 +411,8 @@ main(int argc, char **argv)
 						 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int) WEB_PER_IP_LIMIT,
 						 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) WEB_CONN_TIMEOUT_S,
 						 MHD_OPTION_NOTIFY_COMPLETED, web_http_completed, NULL,
+						 tls_cert != NULL ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, tls_key,
+						 MHD_OPTION_HTTPS_MEM_CERT, tls_cert,
 						 MHD_OPTION_END);
 	if (d == NULL)
 	{
@@ -372,11 +420,13 @@ main(int argc, char **argv)
 		return 1;
 	}
 	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	web_log("info", "listening on http://%s%s%s:%d%s/ (auth %s%s)",
+	web_log("info", "listening on %s://%s%s%s:%d%s/ (auth %s%s)",
+			tls_cert != NULL ? "https" : "http",
 			ss.ss_family == AF_INET6 ? "[" : "", web_config.listen_host,
 			ss.ss_family == AF_INET6 ? "]" : "",
 			info ? (int) info->port : web_config.listen_port, web_config.prefix,
-			web_config.auth_file ? "basic" : "none", web_config.read_only ? ", read-only" : "");
+			web_config.auth_file ? "basic" : web_config.proxy_header ? "proxy" : "none",
+			web_config.read_only ? ", read-only" : "");
 
 	if (sigwait(&stopset, &sig) != 0)
 		sig = 0;

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <microhttpd.h>
 
@@ -48,7 +49,10 @@ typedef struct WebConfig
 	char		listen_host[256];
 	int			listen_port;
 	int			loopback;		/* listen address is a loopback one */
-	const char *auth_file;		/* NULL: --auth none */
+	const char *auth_file;		/* --auth basic:FILE, else NULL */
+	const char *proxy_header;	/* --auth proxy:HEADER, else NULL */
+	const char *tls_cert;		/* --tls-cert, --tls-key: PEM files, or NULL */
+	const char *tls_key;
 	char		prefix[256];	/* "" or "/jobq" (no trailing slash) */
 	int			read_only;
 	int			query_timeout_ms;
@@ -74,6 +78,18 @@ typedef struct WebUser
 int			web_auth_load(const char *path, char *err, size_t errlen);
 /* 1 ok (user filled), 0 wrong, -1 too many failures from this address */
 int			web_auth_check(const char *authorization, const char *ip, WebUser *user);
+
+/* proxy.c: --auth proxy:HEADER, --trusted-proxy, --proxy-roles */
+int			web_proxy_add(const char *spec, char *err, size_t errlen);
+int			web_proxy_count(void);
+int			web_proxy_trusted(const struct sockaddr *sa);
+int			web_proxy_roles_load(const char *path, char *err, size_t errlen);
+/* 1 ok (user filled), 0 no user named, -1 no role for the user */
+int			web_proxy_user(const char *name, WebUser *user);
+
+/* healthcheck.c: GET PREFIX/readyz of the jobq-web at ss (TLS when
+ * web_config.tls_cert is set): the exit status of --healthcheck */
+int			web_healthcheck(const struct sockaddr_storage *ss, socklen_t sslen);
 
 /* ratelimit.c: 1 when a request of this kind from ip may go on, else 0 */
 typedef enum WebRateKind
