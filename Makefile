@@ -42,6 +42,7 @@ OBJS = \
 	extension/version.o \
 	extension/cron.o \
 	extension/workers.o \
+	extension/consumers.o \
 	extension/schedules.o \
 	extension/tick.o
 

@@ -195,6 +195,21 @@ typedef struct JobqQueueCounts
 extern JobqQueueCounts *jobq_counts_collect(text *queue, int *n);
 extern Interval *jobq_counts_age(const JobqQueueCounts *c);
 
+/* consumers.c: the live registered workers of one queue, next to its backlog */
+typedef struct JobqQueueConsumers
+{
+	char		queue[JOBQ_QUEUE_NAME_MAX + 1];
+	bool		paused;
+	int64		ready;			/* due now */
+	int64		running;
+	int32		workers;		/* live registered workers naming it */
+	int32		claiming;		/* of them, asked to claim (running) */
+	int64		slots;			/* the slots of those claiming */
+	bool		unserved;		/* due jobs, not paused, nobody claiming */
+} JobqQueueConsumers;
+
+extern JobqQueueConsumers *jobq_consumers_collect(int *n, bool *registered);
+
 /* live_metrics.c */
 #define JOBQ_LIVE_SECONDS		600		/* ten minutes of one-second buckets */
 #define JOBQ_LIVE_BUCKETS		(JOBQ_LIVE_SECONDS * 32)	/* queue-seconds kept */

@@ -16,6 +16,8 @@
  *					expired leases nobody sweeps
  *	retry_storm		a queue whose live jobs are mostly failing and retrying
  *	backlog			a queue with jobs due and nobody claiming them
+ *	consumers		a queue with jobs due, not paused, and no live
+ *					registered worker that claims from it (consumers.c)
  *
  * Severity is "critical" (act now), "warning" (act soon) or "ok"; every
  * check that finds nothing says so in one ok row, and every finding
@@ -41,7 +43,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "jobq.h"
+#include "counters.h"
 
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
@@ -636,6 +638,47 @@ check_queues(Findings *f, TimestampTz now)
 }
 
 /*
+ * check_consumers
+ *	  Queues with due jobs, not paused, that no live registered worker
+ *	  claims from (jobq_queue_consumers), reported at once: nobody is
+ *	  coming for them.  Quiet while no worker is registered at all, since
+ *	  programs that claim without registering are not seen (the backlog
+ *	  check still reports a queue nobody drains).
+ */
+static void
+check_consumers(Findings *f)
+{
+	bool		registered;
+	bool		found = false;
+	int			n;
+	JobqQueueConsumers *c = jobq_consumers_collect(&n, &registered);
+
+	for (int i = 0; i < n && registered; i++)
+	{
+		if (!c[i].unserved)
+			continue;
+		found = true;
+		add(f, SEV_WARNING, "consumers", c[i].queue,
+			c[i].workers > 0 ?
+			psprintf(INT64_FORMAT " jobs are due and the %d live registered workers that name the queue are all quiet or stopping",
+					 c[i].ready, c[i].workers) :
+			psprintf(INT64_FORMAT " jobs are due and no live registered worker names the queue",
+					 c[i].ready),
+			c[i].workers > 0 ?
+			"Resume them (jobq worker resume TARGET) or start workers for it; jobq workers lists them." :
+			"Start workers for it, or check the queues your workers name (jobq workers lists them).");
+	}
+	if (!registered)
+		add(f, SEV_OK, "consumers", "all queues",
+			"no live worker is registered, so consumers are not known",
+			"Nothing to do (workers that register are checked here).");
+	else if (!found)
+		add(f, SEV_OK, "consumers", "all queues",
+			"every queue with jobs due has a live registered worker claiming from it",
+			"Nothing to do.");
+}
+
+/*
  * jobq_health() -> setof (severity, check, subject, detail, advice)
  */
 Datum
@@ -670,6 +713,7 @@ jobq_health(PG_FUNCTION_ARGS)
 			"For the full picture, call jobq_health as a member of pg_monitor (or pg_read_all_stats).");
 	check_sweeper(&f);
 	check_queues(&f, now);
+	check_consumers(&f);
 
 	for (int sev = SEV_CRITICAL; sev >= SEV_OK; sev--)
 		for (int i = 0; i < f.n; i++)

@@ -1378,6 +1378,30 @@ COMMENT ON FUNCTION @extschema@.jobq_queues() IS
 
 
 /* ========================================================================
+ * Queue consumers (issue 16, FEATURES-0.2.md 5.4 item 7).
+ *
+ * jobq_queue_consumers(): per queue, the live registered workers that name
+ * it (and of them those asked to claim, with their slots) next to its due
+ * and running jobs; unserved says jobs are due, the queue is not paused and
+ * no live registered worker claims from it (extension/consumers.c).  Reads
+ * the counts of jobq_counts and the registry; writes nothing.
+ * ======================================================================== */
+
+CREATE FUNCTION @extschema@.jobq_queue_consumers()
+RETURNS TABLE (queue text, paused boolean, ready bigint, running bigint,
+               workers integer, claiming integer, slots bigint, unserved boolean)
+AS 'MODULE_PATHNAME', 'jobq_queue_consumers'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER ROWS 10
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_queue_consumers() OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_queue_consumers() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_queue_consumers() TO jobq_worker, jobq_monitor;
+COMMENT ON FUNCTION @extschema@.jobq_queue_consumers() IS
+    'Per queue, the live registered workers that name it and their slots, and whether due jobs have nobody to claim them.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

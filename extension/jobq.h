@@ -216,6 +216,7 @@ extern const JobqStatements jobq_bulk_statements;
 extern const JobqStatements jobq_claim_statements;
 extern const JobqStatements jobq_counters_statements;	/* counters.h */
 extern const JobqStatements jobq_counts_statements;
+extern const JobqStatements jobq_consumers_statements;
 extern const JobqStatements jobq_enqueue_statements;
 extern const JobqStatements jobq_grants_statements;
 extern const JobqStatements jobq_health_statements;

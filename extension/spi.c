@@ -51,6 +51,7 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_claim_statements,
 	&jobq_counters_statements,
 	&jobq_counts_statements,
+	&jobq_consumers_statements,
 	&jobq_enqueue_statements,
 	&jobq_grants_statements,
 	&jobq_health_statements,

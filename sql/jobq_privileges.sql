@@ -123,6 +123,9 @@ INSERT INTO regress_priv_calls VALUES
  (165, 'worker_signal', 'jobq_worker_signal(text,text)',
      $$SELECT jobq_worker_signal('prv-none', 'quiet')$$),
  (166, 'SELECT jobq.workers', NULL, $$SELECT count(*) FROM jobq.workers$$);
+-- queue consumers (issue 16): who lists the workers
+INSERT INTO regress_priv_calls VALUES
+ (167, 'queue_consumers', 'jobq_queue_consumers()', $$SELECT jobq_queue_consumers()$$);
 -- awaiting a result (issue 16): producers and monitors
 INSERT INTO regress_priv_calls VALUES
  (170, 'await', 'jobq_await(bigint,interval,text,boolean,text,jsonb,text,integer,timestamptz,boolean)',

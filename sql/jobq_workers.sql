@@ -88,6 +88,37 @@ SELECT worker_id = :'w3' AS same_id, dead_after FROM jobq_worker_register('regre
 -- deregister: true once, then false
 SELECT jobq_worker_deregister(:'w3') AS first, jobq_worker_deregister(:'w3') AS second;
 
+-- jobq_queue_consumers: per queue the live registered workers naming it,
+-- those asked to claim and their slots; unserved = due jobs, not paused,
+-- nobody claiming.  w1 (stopping) names wrk and wrk-other, w2b names
+-- none; wrk has two jobs running and none due; wrk-idle has a job due
+-- and nobody naming it: unserved
+SELECT jobq_create_queue('wrk-idle');
+SELECT jobq_create_queue('wrk-other');
+SELECT jobq_enqueue('wrk-idle', '{}') IS NOT NULL AS enqueued;
+SELECT queue, paused, ready, running, workers, claiming, slots, unserved
+FROM jobq_queue_consumers() WHERE queue LIKE 'wrk%' ORDER BY queue;
+-- a running worker naming wrk-idle (slots unsaid: one) and wrk-other
+-- (4 slots) serves them; a quiet one is counted but does not claim
+SELECT worker_id AS w4 FROM jobq_worker_register('regress-w4', queues => ARRAY['wrk-idle', 'wrk']) \gset
+SELECT worker_id AS w5 FROM jobq_worker_register('regress-w5', queues => ARRAY['wrk-other'], slots => 4) \gset
+SELECT jobq_worker_signal(:'w5', 'quiet') AS w5_quiet;
+SELECT queue, ready, workers, claiming, slots, unserved
+FROM jobq_queue_consumers() WHERE queue LIKE 'wrk%' ORDER BY queue;
+-- a paused queue is not unserved; a dead worker (past dead_after, not yet
+-- pruned) serves nobody
+SELECT jobq_pause('wrk-idle');
+SELECT queue, paused, unserved FROM jobq_queue_consumers() WHERE queue = 'wrk-idle';
+SELECT jobq_resume('wrk-idle');
+UPDATE jobq.workers SET heartbeat_at = heartbeat_at - interval '1 hour' WHERE id = :'w4';
+SELECT queue, workers, claiming, unserved FROM jobq_queue_consumers() WHERE queue = 'wrk-idle';
+-- jobq_health reports it, at once (no backlog age)
+SELECT severity, "check", subject,
+       regexp_replace(detail, '[0-9]+ jobs', 'N jobs') AS detail
+FROM jobq_health() WHERE "check" = 'consumers' ORDER BY subject;
+SELECT jobq_worker_deregister(:'w4') AND jobq_worker_deregister(:'w5') AS deregistered;
+SELECT jobq_drop_queue(q, force => true) FROM unnest(ARRAY['wrk-idle', 'wrk-other']) q;
+
 -- Bad input: nothing registered, nothing changed
 SELECT count(*) AS before FROM jobq_workers() \gset
 SELECT jobq_worker_register(NULL);

@@ -2,6 +2,8 @@
 #  - it registers (name, host, pid, queues, slots) and its claims carry its
 #    registry id, by which jobq_workers lists its running job; the process
 #    title shows its state and busy slots;
+#  - jobq workers shows a queue whose only live worker is quiet as a
+#    backlog with no live worker (jobq_queue_consumers);
 #  - quiet while it sleeps in a blocking claim: it hears at once (its
 #    heartbeat would come 30 s later), claims nothing after the signal
 #    committed, keeps heartbeating, shows quiet; resume: heard at once too
@@ -61,6 +63,11 @@ like(title($a->{pid}), qr/^jobq-worker: quiet 0\/1 busy r$/, 'title: quiet');
 like($out, qr/"worker_id":"\Q$ida\E","name":"reg-a",.*"state":"quiet"/, 'jobq workers --json shows A quiet');
 ($rc, $out) = run_cli($node, [ 'workers' ]);
 like($out, qr/^\Q$ida\E\s+reg-a\s+\S+\s+$a->{pid}\s+quiet\s+0\s+1\s+r\s+\d+s\s+yes$/m, 'jobq workers: the table');
+like($out, qr/^backlog with no live worker: r, 1 job\(s\) due, not paused \(1 live worker\(s\) name it, all quiet or stopping\)$/m,
+	'jobq workers: the queue whose only worker is quiet has a backlog nobody claims');
+($rc, $out) = run_cli($node, [ 'workers', '--json' ]);
+like($out, qr/"queues":\[\{"queue":"r","paused":false,"ready":1,"running":0,"workers":1,"claiming":0,"slots":0,"unserved":true\}\]\}$/,
+	'jobq workers --json: the same in queues');
 sleep 2;
 is(job_state($node, $job1), 'ready:0', 'quiet: the job enqueued after the signal was not claimed');
 unlike(worker_log($a), qr/job id=$job1 /, 'quiet: A ran nothing');

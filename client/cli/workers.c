@@ -80,9 +80,68 @@ age_text(const char *interval, char *buf, size_t size)
 }
 
 /*
+ * print_consumers_json
+ *		jobq_queue_consumers() as a JSON array: per queue its backlog and
+ *		who is there to claim it.
+ */
+static void
+print_consumers_json(const JobqRows *rows)
+{
+	static const char *const int_cols[] = {"ready", "running", "workers", "claiming", "slots"};
+	size_t		n = jobq_rows_count(rows);
+
+	printf("[");
+	for (size_t r = 0; r < n; r++)
+	{
+		const char *paused = jobq_rows_get(rows, r, "paused");
+		const char *unserved = jobq_rows_get(rows, r, "unserved");
+
+		printf("%s{\"queue\":", r ? ", " : "");
+		print_json_string(jobq_rows_get(rows, r, "queue"));
+		printf(",\"paused\":%s", paused && paused[0] == 't' ? "true" : "false");
+		for (size_t i = 0; i < sizeof(int_cols) / sizeof(int_cols[0]); i++)
+		{
+			const char *v = jobq_rows_get(rows, r, int_cols[i]);
+
+			printf(",\"%s\":%s", int_cols[i], v ? v : "null");
+		}
+		printf(",\"unserved\":%s}", unserved && unserved[0] == 't' ? "true" : "false");
+	}
+	printf("]");
+}
+
+/*
+ * print_unserved
+ *		Below the table: each queue with jobs due, not paused, and no live
+ *		registered worker claiming from it (bull-board's "no worker").
+ */
+static void
+print_unserved(const JobqRows *rows)
+{
+	size_t		n = jobq_rows_count(rows);
+	bool		first = true;
+
+	for (size_t r = 0; r < n; r++)
+	{
+		const char *unserved = jobq_rows_get(rows, r, "unserved");
+		const char *workers = jobq_rows_get(rows, r, "workers");
+
+		if (unserved == NULL || unserved[0] != 't')
+			continue;
+		printf("%sbacklog with no live worker: %s, %s job(s) due, not paused", first ? "\n" : "",
+			   jobq_rows_get(rows, r, "queue"), jobq_rows_get(rows, r, "ready"));
+		if (workers != NULL && atoi(workers) > 0)
+			printf(" (%s live worker(s) name it, all quiet or stopping)", workers);
+		printf("\n");
+		first = false;
+	}
+}
+
+/*
  * cmd_workers
  *		jobq workers [--json]: every registration, its state, busy slots,
- *		running jobs and heartbeat age.
+ *		running jobs and heartbeat age; then the queues with jobs due that
+ *		no live worker claims from.
  */
 int
 cmd_workers(void)
@@ -92,6 +151,7 @@ cmd_workers(void)
 	static const bool numeric[] = {false, false, false, true, false, true, true, false, false,
 	true, false};
 	JobqRows   *rows;
+	JobqRows   *consumers;
 	size_t		n;
 
 	cli_allow_only("workers", no_options);
@@ -99,13 +159,16 @@ cmd_workers(void)
 	rows = jobq_workers(cli_connect());
 	if (rows == NULL)
 		cli_failed();
+	consumers = jobq_queue_consumers(cli_connect());
+	if (consumers == NULL)
+		cli_failed();
 	n = jobq_rows_count(rows);
 	if (cli_json())
 	{
 		static const char *const text_cols[] = {"name", "host", "version", "state"};
 		static const char *const int_cols[] = {"pid", "slots", "busy"};
 
-		printf("[");
+		printf("{\"workers\":[");
 		for (size_t r = 0; r < n; r++)
 		{
 			const char *alive = jobq_rows_get(rows, r, "alive");
@@ -139,7 +202,9 @@ cmd_workers(void)
 			printf(",\"alive\":%s,\"metadata\":%s}",
 				   alive && alive[0] == 't' ? "true" : "false", metadata ? metadata : "null");
 		}
-		printf("]\n");
+		printf("],\"queues\":");
+		print_consumers_json(consumers);
+		printf("}\n");
 	}
 	else
 	{
@@ -177,7 +242,9 @@ cmd_workers(void)
 		}
 		print_table(&t);
 		table_free(&t);
+		print_unserved(consumers);
 	}
+	jobq_rows_free(consumers);
 	jobq_rows_free(rows);
 	return EXIT_OK;
 }

@@ -886,6 +886,12 @@ int			jobq_worker_deregister(JobqConn *conn, const char *worker_id);
  * jobq_workers()); caller frees with jobq_rows_free.  NULL on error.
  * Role jobq_monitor or jobq_worker. */
 JobqRows   *jobq_workers(JobqConn *conn);
+/* jobq_queue_consumers: per queue, the live registered workers that name
+ * it, those claiming and their slots, and unserved ("t": jobs due, not
+ * paused, nobody claiming): the columns of SQL's jobq_queue_consumers();
+ * caller frees with jobq_rows_free.  NULL on error.  Role jobq_monitor or
+ * jobq_worker. */
+JobqRows   *jobq_queue_consumers(JobqConn *conn);
 /*
  * jobq_worker_signal: ask workers to "quiet", "stop" or "resume"; target
  * is "*", a worker id, or a LIKE pattern of name or host.  Returns how

@@ -167,6 +167,8 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	"SELECT %s.jobq_worker_deregister($1::pg_catalog.uuid)",
 	[STMT_WORKERS] =
 	"SELECT * FROM %s.jobq_workers()",
+	[STMT_QUEUE_CONSUMERS] =
+	"SELECT * FROM %s.jobq_queue_consumers()",
 	[STMT_WORKER_SIGNAL] =
 	"SELECT %s.jobq_worker_signal($1::pg_catalog.text, $2::pg_catalog.text)",
 	[STMT_HEALTH] =

@@ -257,6 +257,17 @@ jobq_workers(JobqConn *conn)
 	return jobq_rows_from(conn, jobq_exec(conn, STMT_WORKERS, 0, NULL, 1));
 }
 
+JobqRows *
+jobq_queue_consumers(JobqConn *conn)
+{
+	if (conn == NULL)
+		return NULL;
+	jobq_clear_error(conn);
+	if (registry_available(conn) != JOBQ_OK)
+		return NULL;
+	return jobq_rows_from(conn, jobq_exec(conn, STMT_QUEUE_CONSUMERS, 0, NULL, 1));
+}
+
 int
 jobq_worker_signal(JobqConn *conn, const char *target, const char *signal)
 {

@@ -2462,6 +2462,18 @@ test_workers(JobqConn *c)
 	jobq_joblist_free(l);
 	jobq_rows_free(r);
 
+	test("jobq_queue_consumers: the worker claims from its queue with its 3 slots");
+	found = 0;
+	r = jobq_queue_consumers(c);
+	for (size_t i = 0; r && i < jobq_rows_count(r); i++)
+		if (strcmp(jobq_rows_get(r, i, "queue"), q) == 0)
+			found = jobq_rows_get_int64(r, i, "workers") == 1 &&
+				jobq_rows_get_int64(r, i, "claiming") == 1 &&
+				jobq_rows_get_int64(r, i, "slots") == 3 &&
+				strcmp(jobq_rows_get(r, i, "unserved"), "f") == 0;
+	test_cond(found);
+	jobq_rows_free(r);
+
 	test("worker_register again under the same id keeps it");
 	o.worker_id = id;
 	test_cond(jobq_worker_register(c, "t-worker", &o, id2, NULL) == JOBQ_OK &&
