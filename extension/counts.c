@@ -304,8 +304,8 @@ jobq_counts(PG_FUNCTION_ARGS)
 	int			n;
 
 	jobq_spi_connect();
+	/* NB: the counts live in SPI's procedure context, freed by SPI_finish */
 	counts = jobq_counts_collect(queue, &n);
-	jobq_spi_finish();
 	for (int i = 0; i < n; i++)
 	{
 		JobqQueueCounts *c = &counts[i];
@@ -327,6 +327,7 @@ jobq_counts(PG_FUNCTION_ARGS)
 		v[11] = TimestampTzGetDatum(c->as_of);
 		tuplestore_putvalues(store, desc, v, nulls);
 	}
+	jobq_spi_finish();
 	return (Datum) 0;
 }
 
