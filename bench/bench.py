@@ -30,7 +30,9 @@ HANDLERS_DIR = os.path.join(ROOT, 'client', 'handlers')
 # no-op handlers of jobq-worker --persistent, taking {jobs} jobs at a time
 PERSISTENT_NOOPS = {
     'c': lambda jobs: [PERSISTENT_HANDLER, str(jobs)],
-    'python': lambda jobs: ['python3', '-c', f'import sys; sys.path.insert(0, {HANDLERS_DIR!r}); '
+    # (sys.executable: the interpreter itself, not a version manager's shim script,
+    # which took 0.5 s to start here)
+    'python': lambda jobs: [sys.executable, '-c', f'import sys; sys.path.insert(0, {HANDLERS_DIR!r}); '
                             f'import jobq_handler; jobq_handler.run(lambda job: None, jobs={jobs})'],
     'node': lambda jobs: ['node', '-e', f'require({os.path.join(HANDLERS_DIR, "jobq-handler")!r})'
                           f'.run(async () => null, {{ jobs: {jobs} }})'],
@@ -68,7 +70,7 @@ MODES = {
                   lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking', 'persistent-blocking', 'os-spawn'],
                   waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
                   backlogs=[10000, 100000], scale_drain=800, history_rows=0,
-                  soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1, persistent_jobs=5000,
+                  soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1, persistent_jobs=20000,
                   instr=dict(enqueue=(100, 1000), cycle1=(10, 110), cycle100=(1, 11)),
                   counts_history=200000),
     'full': dict(reps=3, clients=[1, 4, 16], drain_clients=[1, 4, 16], enq_seconds=10,
@@ -1039,7 +1041,9 @@ class Bench:
                               'bench/driver missing')
             return
         log('== jobq-worker --persistent (no-op handlers in C, Python, Node)')
-        for rep in range(self.m['worker_reps']):
+        # every rep: the driver, then each handler, so that the best of each comes
+        # from the same stretch of a shared machine's load
+        for rep in range(self.m['reps']):
             self.guard('persistent baseline: driver c=1', self._persistent_driver)
             for lang in PERSISTENT_NOOPS:
                 self.guard(f'persistent {lang}', self._persistent, lang)

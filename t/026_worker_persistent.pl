@@ -6,7 +6,8 @@
 # spread over the processes and run several at a time, a handler process
 # that dies mid-job (its jobs fail and are retried, the others go on, it is
 # started again), a job over --timeout (its process is replaced, its job
-# failed, the process's other job released), protocol errors, and SIGTERM.
+# failed, the process's other job released), protocol errors, SIGTERM, and
+# jobs claimed ahead (--prefetch).
 use strict;
 use warnings;
 use PostgreSQL::Test::Utils;
@@ -173,6 +174,31 @@ is(stop_worker($w, 'TERM'), 0, 'protocol: SIGTERM while a process was never read
 is($node->safe_psql('postgres', "SELECT state || ' ' || attempt FROM jobq_job($id)"), 'ready 0',
 	'protocol: the job was never claimed');
 
+# -- claiming ahead (--prefetch): jobs claimed while the slots are full wait
+# for a slot, their leases kept; SIGTERM gives them back with their attempt
+reset_queue();
+enqueue(join(',', q{'{"n": 0}'}, map { "'{\"sleep\": 3, \"k\": $_}'" } 1 .. 5));
+$w = start_worker($node, '-q', 'p', '-c', '1', '--persistent=1', '--prefetch=2', '--', 'python3', $py);
+ok(wait_for($node, "SELECT count(*) FROM jobq.jobs WHERE state = 'running'", '3', 30),
+	'prefetch: -c 1 --prefetch=2 holds its running job and two claimed ahead');
+is($node->safe_psql('postgres', "SELECT count(*) FROM jobq.jobs WHERE state = 'running'"), '3',
+	'prefetch: and no more');
+is(stop_worker($w, 'TERM'), 0, 'prefetch: SIGTERM, exit 0');
+is($node->safe_psql('postgres',
+	"SELECT string_agg(state || ' ' || attempt, ',' ORDER BY state) FROM "
+	  . "(SELECT state::text, attempt FROM jobq.jobs UNION ALL SELECT state::text, attempt FROM jobq.history) j"),
+	'completed 1,completed 1,ready 0,ready 0,ready 0,ready 0',
+	'prefetch: the running job finished, the two claimed ahead were released with their attempt given back');
+
+# --prefetch=auto: ahead while the jobs are short, not once they take longer
+reset_queue();
+enqueue(join(',', (map { "'{\"n\": $_}'" } 1 .. 20), (map { "'{\"sleep\": 0.2, \"k\": $_}'" } 1 .. 4)));
+$w = start_worker($node, '-q', 'p', '-c', '2', '--persistent=1', '--burst', '--', 'python3', $py);
+is(stop_worker($w), 0, 'prefetch auto: --burst drains and exits 0');
+like(worker_log($w),
+	qr/info: claiming up to 2 job\(s\) ahead: jobs take [0-9.]+ ms on average(?s:.*)info: no longer claiming ahead: jobs take [0-9.]+ ms on average/,
+	'prefetch auto: on with the short jobs, off once jobs take longer than 10 ms');
+
 # -- under valgrind: the worker's side of every outcome, a crash and a restart, with no leak
 # and no memory error
 SKIP:
@@ -198,4 +224,7 @@ my ($out, $err) = ('', '');
 IPC::Run::run([ worker_bin(), '-q', 'p', '--persistent=0', '--', '/bin/true' ], '>', \$out, '2>', \$err);
 is($? >> 8, 2, '--persistent=0: usage error, exit 2');
 like($err, qr/--persistent must be a whole number between 1 and 1000, not "0"/, '--persistent=0: says the range');
+IPC::Run::run([ worker_bin(), '-q', 'p', '--persistent', '--prefetch=ahead', '--', '/bin/true' ], '>', \$out, '2>', \$err);
+is($? >> 8, 2, '--prefetch=ahead: usage error, exit 2');
+like($err, qr/--prefetch must be a whole number between 0 and 1000, not "ahead"/, '--prefetch: says the range');
 done_testing();

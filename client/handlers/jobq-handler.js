@@ -27,6 +27,20 @@ class Retry extends Error {
 
 class Permanent extends Error {}
 
+// Answers wait in `out` until the current turn of the event loop is over,
+// then go out in one write: the answers of every job that finished in the
+// same turn (all the no-op jobs of one chunk of stdin) cost one system call,
+// and a lone answer still goes out at once.
+let out = [];
+let flushing = false;
+
+function flush() {
+  flushing = false;
+  const data = out.join('');
+  out = [];
+  process.stdout.write(data);
+}
+
 function write(obj) {
   let line;
   try {
@@ -34,7 +48,11 @@ function write(obj) {
   } catch (e) {
     line = JSON.stringify({ id: obj.id, status: 'failed', error: `result is not JSON: ${e.message}` });
   }
-  process.stdout.write(line + '\n');
+  out.push(line + '\n');
+  if (!flushing) {
+    flushing = true;
+    setImmediate(flush);
+  }
 }
 
 async function answer(fn, job) {
@@ -68,7 +86,10 @@ function run(fn, { jobs = 1 } = {}) {
     p.finally(() => pending.delete(p));
   });
   return new Promise((resolve) => {
-    rl.on('close', () => Promise.all([...pending]).then(() => resolve()));
+    rl.on('close', () => Promise.all([...pending]).then(() => {
+      if (out.length > 0) flush();
+      resolve();
+    }));
   });
 }
 

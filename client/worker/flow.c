@@ -63,22 +63,74 @@ free_slots(Worker *w)
  * ---------------------------------------------------------------------- */
 
 /*
+ * ahead
+ *		How many claimed jobs may wait for a slot on top of the running ones
+ *		(--prefetch).  auto: with --persistent, --batch jobs while the jobs
+ *		take less than PREFETCH_JOB_MAX_S on average, once that is known
+ *		(flow_job_time); otherwise none.  Why: short jobs in long-lived processes finish
+ *		within a round trip to the server, so a worker that claims only for
+ *		free slots leaves its handlers idle for every round trip (the claim
+ *		and the completions go out only when the answers are in, and the next
+ *		jobs arrive a round trip later).  Claimed ahead, the next batch is
+ *		there when the answers come: it starts at once, and the round trip
+ *		that completes the answered jobs claims the batch after it while the
+ *		handlers run.  A job claimed ahead waits about one job's time, so
+ *		long jobs are not claimed ahead: they would sit claimed while another
+ *		worker could run them.
+ */
+static int
+ahead(Worker *w)
+{
+	if (w->prefetch >= 0)
+		return w->prefetch;
+	return w->claiming_ahead ? w->batch : 0;
+}
+
+/*
+ * flow_job_time
+ *		A job of a handler process ended after secs: keep the moving average
+ *		of the jobs' time (the last ten or so weigh most) that
+ *		--prefetch=auto goes by, and log when it starts or stops claiming
+ *		ahead.
+ */
+void
+flow_job_time(Worker *w, double secs)
+{
+	bool		fast;
+
+	w->job_time_avg = w->jobs_timed == 0 ? secs : 0.9 * w->job_time_avg + 0.1 * secs;
+	w->jobs_timed++;
+	fast = w->job_time_avg < PREFETCH_JOB_MAX_S;
+	if (w->prefetch >= 0 || w->persistent == 0 || fast == w->claiming_ahead)
+		return;
+	w->claiming_ahead = fast;
+	if (fast)
+		wlog(w, "info", "claiming up to %d job(s) ahead: jobs take %.1f ms on average",
+			 w->batch, w->job_time_avg * 1000);
+	else
+		wlog(w, "info", "no longer claiming ahead: jobs take %.1f ms on average",
+			 w->job_time_avg * 1000);
+}
+
+/*
  * claim_size
  *		How many jobs the next claim asks for: the room left, at most
- *		--batch.  The worker holds at most max(--concurrency, --batch) jobs,
- *		running or claimed and waiting for a slot: with the default --batch
- *		(= --concurrency) a claim takes exactly the free slots and nothing
- *		waits; a larger --batch lets up to --batch - 1 claimed jobs wait (their
- *		leases kept alive by the heartbeat).  --max counts too.
+ *		max(--batch, ahead).  The worker holds at most max(--concurrency +
+ *		ahead, --batch) jobs, running or claimed and waiting for a slot: with
+ *		the default --batch (= --concurrency) and nothing ahead a claim takes
+ *		exactly the free slots and nothing waits; a larger --batch lets up to
+ *		--batch - 1 claimed jobs wait, --prefetch=N up to N (their leases kept
+ *		alive by the heartbeat).  --max counts too.
  */
 static int
 claim_size(Worker *w)
 {
-	int			hold = w->batch > w->concurrency ? w->batch : w->concurrency;
+	int			a = ahead(w);
+	int			hold = w->batch > w->concurrency + a ? w->batch : w->concurrency + a;
 	long		n = hold - flow_running(w) - w->nbacklog;
 
-	if (n > w->batch)
-		n = w->batch;
+	if (n > (w->batch > a ? w->batch : a))
+		n = w->batch > a ? w->batch : a;
 	if (w->max_jobs > 0 && w->max_jobs - w->started_jobs - w->nbacklog < n)
 		n = w->max_jobs - w->started_jobs - w->nbacklog;
 	return n > 0 ? (int) n : 0;
@@ -87,8 +139,9 @@ claim_size(Worker *w)
 /*
  * flow_may_claim
  *		A claim now would have somewhere to go: a slot is free (so the
- *		backlog is empty: start_jobs fills free slots first), the session is
- *		free, and --max is not reached.
+ *		backlog is empty: start_jobs fills free slots first), or jobs are
+ *		claimed ahead and the backlog is empty; the session is free, and
+ *		--max is not reached.
  */
 bool
 flow_may_claim(Worker *w)
@@ -96,7 +149,17 @@ flow_may_claim(Worker *w)
 	int			free = free_slots(w);
 
 	if (w->stopping || w->quiet || !w->db.connected || w->db.claiming || w->nbacklog > 0 ||
-		free <= 0 || claim_size(w) <= 0)
+		claim_size(w) <= 0)
+		return false;
+
+	/*
+	 * Claiming ahead (see ahead()): the next batch as soon as the backlog is
+	 * empty, while the handlers run.  NB: only while jobs run, which says
+	 * the handlers are there to take it.
+	 */
+	if (ahead(w) > 0 && flow_running(w) > 0)
+		return true;
+	if (free <= 0)
 		return false;
 
 	/*
@@ -154,6 +217,19 @@ flow_claim(Worker *w, double now)
 	Job		   *jobs;
 	int			njobs;
 	DbStatus	st;
+
+	/*
+	 * --persistent: answers waiting to be reported (flow_acks_due) go in
+	 * the same round trip as the claim, which flow_flush_acks makes with
+	 * the completions; a claim of its own would cost a round trip more.
+	 */
+	if (w->persistent > 0 && w->acks_head != NULL)
+	{
+		flow_flush_acks(w, now);
+		if (!flow_may_claim(w) || !(w->want_claim || now >= w->next_poll))
+			return;				/* the completions claimed (or found none) */
+		n = claim_size(w);
+	}
 
 	st = db_claim(w, n, &jobs, &njobs);
 	if (st == DB_ERROR)
@@ -351,6 +427,8 @@ flow_start_jobs(Worker *w)
 			w->started_jobs++;
 		}
 	}
+	if (w->persistent > 0)
+		persistent_feed(w);
 }
 
 /* SIGTERM: jobs claimed but not started go back at once */

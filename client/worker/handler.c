@@ -455,6 +455,7 @@ handler_start(Worker *w, Slot *s, const Job *job, int *exec_errno)
 
 	prefill_stdin(s, in);
 
+	log_flush();
 	fflush(NULL);
 	*exec_errno = 0;
 	if (w->callback == NULL)

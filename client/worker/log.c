@@ -26,6 +26,12 @@
 #include "worker.h"
 
 static FILE *log_fp = NULL;
+/* the worker's pid, for the lines (getpid() is a system call per line) */
+static pid_t log_pid = 0;
+/* job lines not written yet (log_job, log_flush) */
+static JobqBuf job_lines;
+/* job lines are written at the latest when this much has gathered */
+#define LOG_FLUSH_BYTES		(64 * 1024)
 
 /*
  * log_open
@@ -35,6 +41,8 @@ static FILE *log_fp = NULL;
 void
 log_open(Worker *w)
 {
+	log_pid = getpid();
+	jobq_buf_init(&job_lines);
 	if (w->log_file == NULL)
 	{
 		log_fp = stderr;
@@ -78,13 +86,18 @@ log_reopen(Worker *w)
 static void
 timestamp(char *out, size_t len)
 {
+	static time_t last_sec = -1;
+	static char tmp[32];		/* last_sec as text, up to the seconds */
 	struct timeval tv;
 	struct tm	tm;
-	char		tmp[32];
 
 	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (tv.tv_sec != last_sec)
+	{
+		gmtime_r(&tv.tv_sec, &tm);
+		strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
+		last_sec = tv.tv_sec;
+	}
 	snprintf(out, len, "%s.%03dZ", tmp, (int) (tv.tv_usec / 1000));
 }
 
@@ -107,8 +120,11 @@ wlog(Worker *w, const char *level, const char *fmt,...)
 	char		ts[40];
 	va_list		ap;
 
+	log_flush();				/* the job lines before it came first */
 	if (log_fp == NULL)
 		log_fp = stderr;
+	if (log_pid == 0)
+		log_pid = getpid();
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -119,12 +135,12 @@ wlog(Worker *w, const char *level, const char *fmt,...)
 	if (w->log_json)
 	{
 		fprintf(log_fp, "{\"ts\":\"%s\",\"pid\":%d,\"level\":\"%s\",\"msg\":",
-				ts, (int) getpid(), level);
+				ts, (int) log_pid, level);
 		json_str(log_fp, msg);
 		fputs("}\n", log_fp);
 	}
 	else
-		fprintf(log_fp, "%s jobq-worker[%d] %s: %s\n", ts, (int) getpid(), level, msg);
+		fprintf(log_fp, "%s jobq-worker[%d] %s: %s\n", ts, (int) log_pid, level, msg);
 	fflush(log_fp);
 }
 
@@ -133,15 +149,19 @@ wlog(Worker *w, const char *level, const char *fmt,...)
  *		The line for one finished job.  state is what the server says the
  *		job became (completed, ready, dead, or "stale" when our token was no
  *		longer valid); the error, when any, is shortened to its last line.
+ *		The line waits in job_lines until log_flush (the loop calls it before
+ *		it sleeps, wlog before its own line): one write for the lines of a
+ *		whole batch instead of one per job.
  */
 void
 log_job(Worker *w, const Ack *a, const char *state)
 {
 	char		ts[40];
 	char		errline[200] = "";
+	JobqBuf    *b = &job_lines;
 
-	if (log_fp == NULL)
-		log_fp = stderr;
+	if (log_pid == 0)
+		log_pid = getpid();
 	if (a->error)
 	{
 		/* the last non-empty line says most */
@@ -159,39 +179,74 @@ log_job(Worker *w, const Ack *a, const char *state)
 	timestamp(ts, sizeof(ts));
 	if (w->log_json)
 	{
-		fprintf(log_fp, "{\"ts\":\"%s\",\"pid\":%d,\"level\":\"info\",\"event\":\"job\","
-				"\"id\":%lld,\"queue\":", ts, (int) getpid(), job_id(&a->job));
-		json_str(log_fp, job_queue(&a->job));
-		fprintf(log_fp, ",\"attempt\":%d,\"max_attempts\":%d,\"outcome\":\"%s\","
-				"\"state\":\"%s\",\"duration\":%.3f",
-				job_attempt(&a->job), job_max_attempts(&a->job), a->outcome, state, a->duration);
+		jobq_buf_printf(b, "{\"ts\":\"%s\",\"pid\":%d,\"level\":\"info\",\"event\":\"job\","
+						"\"id\":%lld,\"queue\":", ts, (int) log_pid, job_id(&a->job));
+		jobq_buf_json_string(b, job_queue(&a->job));
+		jobq_buf_printf(b, ",\"attempt\":%d,\"max_attempts\":%d,\"outcome\":\"%s\","
+						"\"state\":\"%s\",\"duration\":%.3f",
+						job_attempt(&a->job), job_max_attempts(&a->job), a->outcome, state,
+						a->duration);
 		if (a->exit_code >= 0)
-			fprintf(log_fp, ",\"exit\":%d", a->exit_code);
+			jobq_buf_printf(b, ",\"exit\":%d", a->exit_code);
 		if (a->signo > 0)
-			fprintf(log_fp, ",\"signal\":%d", a->signo);
+			jobq_buf_printf(b, ",\"signal\":%d", a->signo);
 		if (errline[0])
 		{
-			fputs(",\"error\":", log_fp);
-			json_str(log_fp, errline);
+			jobq_buf_puts(b, ",\"error\":");
+			jobq_buf_json_string(b, errline);
 		}
-		fputs("}\n", log_fp);
+		jobq_buf_puts(b, "}\n");
 	}
 	else
 	{
-		fprintf(log_fp, "%s jobq-worker[%d] info: job id=%lld queue=%s attempt=%d/%d "
-				"outcome=%s state=%s duration=%.3fs",
-				ts, (int) getpid(), job_id(&a->job), job_queue(&a->job), job_attempt(&a->job),
-				job_max_attempts(&a->job), a->outcome, state, a->duration);
+		jobq_buf_printf(b, "%s jobq-worker[%d] info: job id=%lld queue=%s attempt=%d/%d "
+						"outcome=%s state=%s duration=%.3fs",
+						ts, (int) log_pid, job_id(&a->job), job_queue(&a->job),
+						job_attempt(&a->job), job_max_attempts(&a->job), a->outcome, state,
+						a->duration);
 		if (a->exit_code >= 0)
-			fprintf(log_fp, " exit=%d", a->exit_code);
+			jobq_buf_printf(b, " exit=%d", a->exit_code);
 		if (a->signo > 0)
-			fprintf(log_fp, " signal=%d", a->signo);
+			jobq_buf_printf(b, " signal=%d", a->signo);
 		if (errline[0])
 		{
-			fputs(" error=", log_fp);
-			json_str(log_fp, errline);
+			jobq_buf_puts(b, " error=");
+			jobq_buf_json_string(b, errline);
 		}
-		fputc('\n', log_fp);
+		jobq_buf_puts(b, "\n");
 	}
+	jobq_xcheck(b);
+	/* a stream of jobs between two sleeps must not pile up without bound */
+	if (b->len >= LOG_FLUSH_BYTES)
+		log_flush();
+}
+
+/*
+ * log_flush
+ *		Write the job lines log_job has kept, in one write.  NB: a worker
+ *		killed with SIGKILL loses the lines of the jobs it finished since it
+ *		last slept (their state is in the database all the same).
+ */
+void
+log_flush(void)
+{
+	if (job_lines.len == 0)
+		return;
+	size_t		off = 0;
+
+	if (log_fp == NULL)
+		log_fp = stderr;
+	/* (past stdio: a line-buffered stream would write line by line) */
 	fflush(log_fp);
+	while (off < job_lines.len)
+	{
+		ssize_t		n = write(fileno(log_fp), job_lines.data + off, job_lines.len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;				/* a full disk: nowhere to say so */
+		off += (size_t) n;
+	}
+	job_lines.len = 0;
 }

@@ -413,6 +413,7 @@ run_loop(Worker *w)
 		if (w->persistent > 0)
 			n += persistent_pollfds(w, pfd + n);
 		timeout = poll_timeout(w, now);
+		log_flush();
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
 		{
 			wlog(w, "error", "poll failed: %s", strerror(errno));
@@ -509,6 +510,7 @@ jobq_worker_main(int argc, char **argv, JobqWorkerCallback callback, void *arg)
 	if (w.persistent > 0)
 		persistent_shutdown(&w);
 	db_close(&w);
+	log_flush();
 	for (int i = 0; i < w.nbacklog; i++)
 		job_free(&w.backlog[i]);
 	free(w.backlog);

@@ -41,6 +41,9 @@ usage(FILE *f, const char *progname, bool callback)
 			"      --persistent[=N]       N long-lived handler processes (default:\n"
 			"                             --concurrency) that take jobs as JSON lines on\n"
 			"                             stdin and answer on stdout (see jobq-worker(1))\n"
+			"      --prefetch=N|auto      claim up to N jobs ahead, to wait while the\n"
+			"                             handlers are busy (default auto: --batch with\n"
+			"                             --persistent while jobs take under 10ms, else 0)\n"
 			"  -t, --timeout=DURATION     stop a handler running longer (default: none)\n"
 			"      --kill-after=DURATION  SIGKILL a handler this long after SIGTERM (default 5s)\n"
 			"      --once                 run one job, then exit\n"
@@ -173,6 +176,7 @@ worker_options(Worker *w, int argc, char **argv)
 		{"schema", required_argument, NULL, 13},
 		{"db-timeout", required_argument, NULL, 14},
 		{"persistent", optional_argument, NULL, 40},
+		{"prefetch", required_argument, NULL, 41},
 		{"grace", required_argument, NULL, 9},
 		{"name", required_argument, NULL, 50},
 		{"worker-timeout", required_argument, NULL, 51},
@@ -189,6 +193,7 @@ worker_options(Worker *w, int argc, char **argv)
 	w->queues = jobq_xmalloc(sizeof(char *) * (argc + 1));
 	w->concurrency = 1;
 	w->batch = 0;				/* = --concurrency unless given */
+	w->prefetch = -1;			/* auto */
 	w->heartbeat = -1;
 	w->kill_after = 5;
 	w->wait_mode = WAIT_AUTO;
@@ -298,6 +303,14 @@ worker_options(Worker *w, int argc, char **argv)
 					goto try_help;
 				else
 					w->persistent = (int) v;
+				break;
+			case 41:
+				if (strcmp(optarg, "auto") == 0)
+					w->prefetch = -1;
+				else if (!count_opt(progname, "--prefetch", optarg, 0, JOBQ_CLAIM_MAX, &v))
+					goto try_help;
+				else
+					w->prefetch = (int) v;
 				break;
 			case 15:
 				if (!duration_opt(progname, "--cron-interval", optarg, 0, 86400,

@@ -109,6 +109,7 @@ proc_spawn(Worker *w, Proc *p)
 			 p->index, strerror(errno));
 		goto retry;
 	}
+	log_flush();
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -246,7 +247,8 @@ proc_feed(Worker *w, Proc *p)
 /*
  * persistent_start
  *		Give job to the ready process with the most room (the least busy),
- *		as one line on its stdin, and make slot s run it.  Returns false when
+ *		as one line for its stdin (buffered: persistent_feed writes it), and
+ *		make slot s run it.  Returns false when
  *		no process has room (the job stays in the backlog).
  */
 bool
@@ -284,8 +286,27 @@ persistent_start(Worker *w, Slot *s, const Job *job)
 	s->started = now_mono();
 	s->deadline = w->timeout > 0 ? s->started + w->timeout : 0;
 	best->running++;
-	proc_feed(w, best);
-	return true;
+	return true;				/* persistent_feed writes it, with the others */
+}
+
+/*
+ * persistent_feed
+ *		Write the job lines persistent_start buffered to their processes: one
+ *		write per process for all the jobs started together (a claim's), not
+ *		one per job.  The loop calls it after starting jobs, before any round
+ *		trip to the server, so that the handlers work while the worker waits
+ *		for the server.
+ */
+void
+persistent_feed(Worker *w)
+{
+	for (int i = 0; i < w->persistent; i++)
+	{
+		Proc	   *p = &w->procs[i];
+
+		if (p->pid > 0 && p->in_off < p->inbuf.len)
+			proc_feed(w, p);
+	}
 }
 
 int
@@ -349,6 +370,8 @@ slot_done(Worker *w, Slot *s, Ack *a)
 		free(a);
 		a = NULL;
 	}
+	if (a != NULL)
+		flow_job_time(w, a->duration);	/* for --prefetch=auto */
 	p->running--;
 	p->jobs_done++;
 	memset(s, 0, sizeof(*s));
@@ -580,6 +603,8 @@ read_into(int *fd, JobqBuf *b)
 		{
 			jobq_buf_append(b, chunk, (size_t) n);
 			jobq_xcheck(b);
+			if ((size_t) n < sizeof(chunk))
+				return true;	/* drained for now; poll() says when more came */
 			continue;
 		}
 		if (n < 0 && (errno == EINTR))
@@ -592,10 +617,11 @@ read_into(int *fd, JobqBuf *b)
 	return true;
 }
 
+/* read p's stdout (out) and stderr (err) */
 static void
-proc_read(Worker *w, Proc *p)
+proc_read(Worker *w, Proc *p, bool out, bool err)
 {
-	if (p->fd_out >= 0)
+	if (out && p->fd_out >= 0)
 	{
 		read_into(&p->fd_out, &p->line);
 		take_lines(w, p, &p->line, proc_line);
@@ -605,7 +631,7 @@ proc_read(Worker *w, Proc *p)
 			p->line.len = 0;
 		}
 	}
-	if (p->fd_err >= 0)
+	if (err && p->fd_err >= 0)
 	{
 		read_into(&p->fd_err, &p->errline);
 		take_lines(w, p, &p->errline, err_line);
@@ -629,7 +655,7 @@ persistent_io(Worker *w, int fd, short revents)
 		if (fd == p->fd_in && (revents & (POLLOUT | POLLERR | POLLHUP)))
 			proc_feed(w, p);
 		else if (fd == p->fd_out || fd == p->fd_err)
-			proc_read(w, p);
+			proc_read(w, p, fd == p->fd_out, fd == p->fd_err);
 	}
 }
 
@@ -654,7 +680,7 @@ persistent_reap(Worker *w, pid_t pid, int status)
 
 	kill(-pid, SIGKILL);		/* what it left behind goes with it */
 	close_fd(&p->fd_in);
-	proc_read(w, p);			/* answers written just before the end count */
+	proc_read(w, p, true, true);	/* answers written just before the end count */
 	if (p->errline.len > 0)
 		err_line(w, p, p->errline.data, p->errline.len);
 	close_fd(&p->fd_out);

@@ -59,6 +59,11 @@
 #define JOBQ_PERSISTENT_JOBS_MAX 1000
 /* --persistent: the longest an answered job waits for others to be reported with */
 #define PERSISTENT_ACK_WAIT_S 0.002
+/*
+ * --prefetch=auto: jobs are claimed ahead (--persistent) while the jobs of
+ * the handler processes take less than this on average (flow.c)
+ */
+#define PREFETCH_JOB_MAX_S 0.010
 /* --persistent: the most handler processes */
 #define JOBQ_PERSISTENT_PROCS_MAX 1000
 
@@ -284,6 +289,7 @@ typedef struct Worker
 	char	  **handler_argv;
 	int			persistent;		/* --persistent: long-lived processes; 0 = a
 								 * process per job */
+	int			prefetch;		/* --prefetch: jobs claimed ahead; -1 = auto */
 	JobqWorkerCallback callback;
 	void	   *callback_arg;
 
@@ -306,6 +312,10 @@ typedef struct Worker
 	double		acks_since;		/* monotonic: when acks_head was queued */
 	long		started_jobs;
 	long		finished_jobs;
+	double		job_time_avg;	/* --persistent: moving average of the jobs'
+								 * time in a handler process (seconds) */
+	long		jobs_timed;		/* the answers it is made of */
+	bool		claiming_ahead; /* --prefetch=auto says so now (logged) */
 	bool		want_claim;		/* claim as soon as there is room (flow.c) */
 	double		next_poll;
 	double		block_after;	/* monotonic; no idle blocking claim before */
@@ -341,6 +351,7 @@ extern void log_reopen(Worker *w);
 extern void wlog(Worker *w, const char *level, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
 extern void log_job(Worker *w, const Ack *a, const char *state);
+extern void log_flush(void);
 
 /* handler.c */
 extern bool handler_executable(const char *cmd, const char **why);
@@ -358,6 +369,7 @@ extern char *handler_error(const char *first, const Ring *r);
 extern void persistent_init(Worker *w);
 extern int	persistent_room(Worker *w);
 extern bool persistent_start(Worker *w, Slot *s, const Job *job);
+extern void persistent_feed(Worker *w);
 extern int	persistent_pollfds(Worker *w, struct pollfd *pfd);
 extern void persistent_io(Worker *w, int fd, short revents);
 extern bool persistent_reap(Worker *w, pid_t pid, int status);
@@ -382,6 +394,7 @@ extern void flow_claim_abort(Worker *w, double now);
 extern void flow_start_jobs(Worker *w);
 extern void flow_release_backlog(Worker *w);
 extern void flow_push_ack(Worker *w, Ack *a);
+extern void flow_job_time(Worker *w, double secs);
 extern bool flow_acks_due(Worker *w, double now);
 extern void flow_flush_acks(Worker *w, double now);
 extern void flow_heartbeats(Worker *w, double now);
