@@ -351,7 +351,7 @@ extern Oid	jobq_queues_relid(void);
 extern bool jobq_queues_have_020(void);
 
 /* workers.c */
-extern int64 jobq_worker_prune_run(int64 max_rows);
+extern int64 jobq_worker_prune_run(int64 max_rows, int64 *reclaimed);
 extern bool jobq_worker_held(text *worker);
 
 /* inspect.c */

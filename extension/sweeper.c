@@ -87,6 +87,7 @@ static bool
 sweep_batch(void)
 {
 	int64		counts[3] = {0, 0, 0};
+	int64		reclaimed;
 	bool		more = false;
 
 	SetCurrentStatementStartTimestamp();
@@ -97,9 +98,14 @@ sweep_batch(void)
 
 	if (extension_installed())
 	{
-		/* the worker registry first (workers.c): advisory, jobs untouched */
-		if (jobq_worker_prune_run(jobq_sweep_batch_size) > 0)
-			elog(DEBUG1, "jobq sweeper: pruned workers that stopped heartbeating");
+		/*
+		 * The worker registry first (workers.c): advisory, jobs untouched
+		 * but in queues with reclaim_on_worker_death, whose expired leases
+		 * the sweep below requeues.
+		 */
+		if (jobq_worker_prune_run(jobq_sweep_batch_size, &reclaimed) > 0)
+			elog(DEBUG1, "jobq sweeper: pruned workers that stopped heartbeating, "
+				 INT64_FORMAT " of their jobs reclaimed", reclaimed);
 		jobq_sweep_run(NULL, jobq_sweep_batch_size, counts);
 		more = counts[0] + counts[1] >= jobq_sweep_batch_size ||
 			counts[2] >= jobq_sweep_batch_size;

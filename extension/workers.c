@@ -129,16 +129,35 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		3, {TEXTOID, TEXTOID, TEXTARRAYOID}},
 
 	/*
-	 * $1 now, $2 max_rows.  NB: a heartbeat that commits while we look is
-	 * seen when the row is locked (the WHERE clause is re-checked on its
-	 * newest version), and a row a heartbeat holds is skipped: a worker
-	 * alive is never pruned for having been slow to answer.
+	 * $1 now, $2 max_rows: delete the registrations past their dead_after,
+	 * and end the leases of their running jobs in queues with
+	 * reclaim_on_worker_death when the worker was deemed dead (its last
+	 * heartbeat + dead_after, before $1), so that the sweep requeues them
+	 * as expired leases.  Returns how many workers and jobs.
+	 *
+	 * NB: a heartbeat that commits while we look is seen when the row is
+	 * locked (the WHERE clause is re-checked on its newest version), and a
+	 * row a heartbeat holds is skipped: a worker alive is never pruned for
+	 * having been slow to answer.  A job row somebody holds (its complete,
+	 * its extend) is skipped too: its lease stays the guarantee.
 	 */
 	[ST_PRUNE] = {"worker_prune",
-		"DELETE FROM jobq.workers w WHERE w.id = ANY (ARRAY("
-		"  SELECT x.id FROM jobq.workers x WHERE x.heartbeat_at + x.dead_after < $1"
-		"  ORDER BY x.heartbeat_at LIMIT $2 FOR UPDATE SKIP LOCKED))"
-		"   AND w.heartbeat_at + w.dead_after < $1",
+		"WITH p AS ("
+		"  DELETE FROM jobq.workers w WHERE w.id = ANY (ARRAY("
+		"    SELECT x.id FROM jobq.workers x WHERE x.heartbeat_at + x.dead_after < $1"
+		"    ORDER BY x.heartbeat_at LIMIT $2 FOR UPDATE SKIP LOCKED))"
+		"     AND w.heartbeat_at + w.dead_after < $1"
+		"  RETURNING w.id::text AS label, w.heartbeat_at + w.dead_after AS died),"
+		" r AS ("
+		"  UPDATE jobq.jobs j SET locked_until = p.died FROM p"
+		"  WHERE j.id = ANY (ARRAY("
+		"    SELECT k.id FROM jobq.jobs k JOIN p p2 ON k.worker = p2.label"
+		"    JOIN jobq.queues q ON q.name = k.queue AND q.reclaim_on_worker_death"
+		"    WHERE k.state = 'running' AND k.locked_until > p2.died"
+		"    FOR UPDATE OF k SKIP LOCKED))"
+		"    AND j.worker = p.label AND j.state = 'running' AND j.locked_until > p.died"
+		"  RETURNING 1)"
+		" SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM r)",
 		2, {TIMESTAMPTZOID, INT4OID}},
 	/* $1 id: whether the worker is asked not to claim */
 	[ST_HELD] = {"worker_held",
@@ -498,22 +517,31 @@ jobq_worker_signal(PG_FUNCTION_ARGS)
 /*
  * jobq_worker_prune_run
  *	  Remove up to max_rows registrations past their dead_after; returns
- *	  how many.  Inside SPI.  Does nothing (0) in a database whose SQL has
- *	  no registry.  Their jobs are left alone: their leases decide.
+ *	  how many, and in *reclaimed how many of their running jobs had their
+ *	  lease ended (queues with reclaim_on_worker_death; the next sweep
+ *	  requeues them, counting the attempt as for any expired lease).
+ *	  Inside SPI.  Does nothing (0) in a database whose SQL has no
+ *	  registry.  Other jobs are left alone: their leases decide.
  */
 int64
-jobq_worker_prune_run(int64 max_rows)
+jobq_worker_prune_run(int64 max_rows, int64 *reclaimed)
 {
 	Datum		values[2];
+	bool		isnull;
+	int64		pruned;
 	int			rc;
 
+	*reclaimed = 0;
 	if (!registry_exists())
 		return 0;
 	values[0] = TimestampTzGetDatum(jobq_now());
 	values[1] = Int32GetDatum((int32) max_rows);
 	rc = SPI_execute_plan(jobq_plan(&jobq_workers_statements, ST_PRUNE), values, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_DELETE, "prune workers");
-	return (int64) SPI_processed;
+	jobq_spi_check(rc, SPI_OK_SELECT, "prune workers");
+	pruned = jobq_spi_getint64(0, 1, &isnull);
+	*reclaimed = jobq_spi_getint64(0, 2, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return pruned;
 }
 
 /*
@@ -525,11 +553,12 @@ Datum
 jobq_worker_prune(PG_FUNCTION_ARGS)
 {
 	int64		n;
+	int64		reclaimed;
 
 	jobq_require(fcinfo, 0, "max_rows");
 	jobq_check_int_range(PG_GETARG_INT32(0), "max_rows", 1, JOBQ_SWEEP_MAX_ROWS);
 	jobq_spi_connect();
-	n = jobq_worker_prune_run(PG_GETARG_INT32(0));
+	n = jobq_worker_prune_run(PG_GETARG_INT32(0), &reclaimed);
 	jobq_spi_finish();
 	PG_RETURN_INT32((int32) n);
 }

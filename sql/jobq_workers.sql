@@ -119,6 +119,28 @@ FROM jobq_health() WHERE "check" = 'consumers' ORDER BY subject;
 SELECT jobq_worker_deregister(:'w4') AND jobq_worker_deregister(:'w5') AS deregistered;
 SELECT jobq_drop_queue(q, force => true) FROM unnest(ARRAY['wrk-idle', 'wrk-other']) q;
 
+-- reclaim_on_worker_death: the prune ends the leases of the pruned
+-- worker's running jobs in such queues (at the time it was deemed dead),
+-- and the sweep requeues them with the attempt counted; the same worker's
+-- job in a queue without it keeps its lease; its late complete is stale
+SELECT jobq_create_queue('wrk-reclaim', lease => '1 hour', reclaim_on_worker_death => true);
+SELECT worker_id AS w7 FROM jobq_worker_register('regress-w7', queues => ARRAY['wrk', 'wrk-reclaim']) \gset
+SELECT jobq_enqueue('wrk-reclaim', '{}') IS NOT NULL AS enqueued;
+SELECT jobq_enqueue('wrk', '{}') IS NOT NULL AS enqueued;
+SELECT id AS r1, token AS rt1 FROM jobq_claim('wrk-reclaim', :'w7', 1) \gset
+SELECT id AS r2, token AS rt2 FROM jobq_claim('wrk', :'w7', 1) \gset
+SELECT locked_until AS r2_lease FROM jobq.jobs WHERE id = :r2 \gset
+UPDATE jobq.workers SET heartbeat_at = heartbeat_at - interval '1 hour' WHERE id = :'w7';
+SELECT jobq_worker_prune() AS pruned;
+SELECT id = :r1 AS reclaimed, state, locked_until < now() AS lease_over
+FROM jobq.jobs WHERE id IN (:r1, :r2) ORDER BY id = :r1 DESC;
+SELECT locked_until = :'r2_lease' AS other_queue_lease_kept FROM jobq.jobs WHERE id = :r2;
+SELECT requeued FROM jobq_sweep('wrk-reclaim');
+SELECT state, attempt, errors -> -1 ->> 'error' AS error FROM jobq.jobs WHERE id = :r1;
+SELECT jobq_complete(:r1, :'rt1') AS stale_complete;
+SELECT jobq_complete(:r2, :'rt2') AS other_completes;
+SELECT jobq_drop_queue('wrk-reclaim', force => true);
+
 -- Bad input: nothing registered, nothing changed
 SELECT count(*) AS before FROM jobq_workers() \gset
 SELECT jobq_worker_register(NULL);

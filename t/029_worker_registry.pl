@@ -13,6 +13,10 @@
 #  - kill -9: the registry prunes the dead worker, the prune touches no job
 #    (still running, attempt 1), and after the lease a second worker
 #    completes the job normally;
+#  - reclaim_on_worker_death: kill -9 of a worker holding a job of such a
+#    queue requeues the job at the prune (dead_after + a sweep), long
+#    before its lease, the attempt counted as a lost lease; its late
+#    complete is refused as stale (the queue above, without it: nothing);
 #  - a server crash (immediate stop) empties the registry; the workers
 #    register again under their ids;
 #  - against a database whose jobq SQL is 0.1.0 the worker logs once that
@@ -122,6 +126,33 @@ ok(wait_for($node, "SELECT state = 'completed' FROM jobq_job($job3)", 't', 30),
 is(sql("SELECT attempt || ':' || (worker = '$ida') FROM jobq_job($job3)"), '2:true',
 	'by A, at attempt 2');
 is(sql("SELECT count(*) FROM jobq.history WHERE state = 'dead'"), '0', 'no job dead');
+
+# --- reclaim_on_worker_death: kill -9 -> requeued at the prune, not after the
+# lease (300 s), the attempt counted as a lost lease, the stale complete
+# refused.  The section above is the queue without it: nothing changed.
+$node->safe_psql('postgres',
+	"SELECT jobq_create_queue('rr', lease => '300 s', reclaim_on_worker_death => true)");
+my $hslow = write_handler('hslow', "cat >/dev/null; sleep 30; echo '{}'");
+my $e = start_worker($node, '-q', 'rr', '--name', 'reg-e', '--worker-timeout', '2', '--', $hslow);
+ok(wait_log($e, qr/registered as worker ([0-9a-f-]{36})/), 'worker E registered');
+my ($ide) = worker_log($e) =~ /registered as worker ([0-9a-f-]{36})/;
+my $jr = sql("SELECT jobq_enqueue('rr', '{\"n\": 5}')");
+ok(wait_for($node, "SELECT running = ARRAY[$jr]::bigint[] FROM jobq_workers() WHERE worker_id = '$ide'"),
+	'E runs the job of the reclaiming queue');
+my $token = sql("SELECT token FROM jobq.jobs WHERE id = $jr");
+my $killed_at = time;
+kill 'KILL', $e->{pid};
+is(stop_worker($e), 128 + 9, 'E killed with SIGKILL');
+ok(wait_for($node, "SELECT state = 'ready' FROM jobq.jobs WHERE id = $jr", 't', 60),
+	'the job is back to ready');
+my $took = time - $killed_at;
+ok($took < 60, "requeued at the prune (dead_after 2 s + a sweep), not after its 300 s lease (${took}s)");
+is(sql("SELECT count(*) FROM jobq_workers() WHERE worker_id = '$ide'"), '0', 'E was pruned');
+is(sql("SELECT attempt || ':' || (errors -> -1 ->> 'error') FROM jobq.jobs WHERE id = $jr"),
+	'1:lease expired', 'the attempt counted as a lost lease');
+is(sql("SELECT jobq_complete($jr, '$token')"), 'f', 'E\'s late complete is refused as stale');
+is(sql("SELECT stale_acks FROM jobq_stats('rr')"), '1', 'and counted in stale_acks');
+is(sql("SELECT state FROM jobq.jobs WHERE id = $jr"), 'ready', 'the job is still ready');
 
 # --- a server crash empties the registry; workers register again ----------
 unlink "$dir/slow";
