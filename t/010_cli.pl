@@ -23,6 +23,36 @@ like($err, qr/already exists \(SQLSTATE 42710\)/, 'queue create existing: server
 ($rc, $out) = cli([ '--json', 'queue', 'alter', 'mails', '--notify', 'off' ]);
 is_deeply(decode_json($out), { queue => 'mails', done => 'altered' }, 'queue alter --json');
 
+# the queue settings of 0.2.0: --set SETTING=VALUE, read by the setting's kind
+($rc, $out, $err) = cli([ 'queue', 'create', 'grp', '--set', 'group_mode=fifo', '--set', 'max_running=40',
+	'--set', 'rate=10', '--set', 'rate_per=1m', '--set', 'notify_finished=on' ]);
+is($rc, 0, 'queue create --set: exit 0') or diag($err);
+($rc, $out) = cli([ '--json', 'queues' ]);
+my ($grp) = grep { $_->{queue} eq 'grp' } @{ decode_json($out) };
+is_deeply([ @$grp{qw(group_mode max_running rate rate_per_s notify_finished group_limit fifo_block)} ],
+	[ 'fifo', 40, 10, 60, JSON::PP::true, 1, 'retry_and_dead' ],
+	'queues --json: the settings given, and the defaults of the others');
+($rc) = cli([ 'queue', 'alter', 'grp', '--set', 'max_running=0', '--set', 'group_order=round_robin' ]);
+($rc, $out) = cli([ '--json', 'queues' ]);
+($grp) = grep { $_->{queue} eq 'grp' } @{ decode_json($out) };
+is_deeply([ @$grp{qw(max_running group_order group_mode)} ], [ 0, 'round_robin', 'fifo' ],
+	'queue alter --set: the given ones change, the others stay');
+for my $bad ([ 'group_mode=FIFO', 1, qr/group_mode must be one of none, fifo, limit, not "FIFO"/ ],
+	[ 'max_running=-1', 2, qr/--set max_running/ ],
+	[ 'rate_per=0', 2, qr/--set rate_per/ ],
+	[ 'notify_finished=yes', 2, qr/on or off/ ],
+	[ 'lease=30', 2, qr/no queue setting "lease=30"/ ],
+	[ 'group_mode', 2, qr/give it a value/ ])
+{
+	($rc, $out, $err) = cli([ 'queue', 'alter', 'grp', '--set', $bad->[0] ]);
+	is($rc, $bad->[1], "queue alter --set $bad->[0]: exit $bad->[1]");
+	like($err, $bad->[2], "queue alter --set $bad->[0]: says why");
+}
+($rc, $out) = cli([ '--json', 'queues' ]);
+($grp) = grep { $_->{queue} eq 'grp' } @{ decode_json($out) };
+is($grp->{group_mode}, 'fifo', 'a refused --set changed nothing');
+cli([ 'queue', 'drop', 'grp' ]);
+
 ($rc, $out) = cli([ 'enqueue', 'mails', '{"to": "a@b.c"}' ]);
 is($rc, 0, 'enqueue: exit 0');
 like($out, qr/^\d+\n$/, 'enqueue: prints the id');

@@ -36,7 +36,13 @@ is($node->safe_psql('postgres', "SELECT max_attempts || ' ' || lease FROM jobq_q
 is($node->safe_psql('postgres', "SELECT count(*) FROM pg_attribute WHERE attrelid = 'jobq.queues'::regclass AND attname = 'group_mode'"),
 	'0', 'which has no 0.2.0 queue settings');
 
-my ($rc, $out, $err) = run_cli($node, [ 'stats', 'up', '--json' ]);
+my ($rc, $out, $err) = run_cli($node, [ 'queue', 'alter', 'up', '--max-attempts', '7' ]);
+is($rc, 0, 'jobq queue alter of a 0.1.0 setting works against 0.1.0') or diag($err);
+($rc, $out, $err) = run_cli($node, [ 'queue', 'alter', 'up', '--set', 'max_running=3' ]);
+is($rc, 1, 'a setting of 0.2.0 is refused against 0.1.0');
+like($err, qr/no queue settings of 0\.2\.0 \(ALTER EXTENSION jobq UPDATE adds them\)/, 'saying what to do');
+
+($rc, $out, $err) = run_cli($node, [ 'stats', 'up', '--json' ]);
 is($rc, 0, 'jobq stats works against 0.1.0') or diag($err);
 like($out, qr/"ready":\s*5/, 'and reads the five ready jobs');
 

@@ -53,6 +53,7 @@ enum
 	O_PRUNE, O_DRY_RUN,	/* schedules.c */
 	O_WHERE, O_BATCH,
 	O_AFTER, O_WORKER, O_KEY_PREFIX, O_SINCE, O_UNTIL, O_ERROR, O_PAYLOAD,
+	O_SET,
 	O_COUNT
 };
 
@@ -96,6 +97,7 @@ static const struct option longopts[] = {
 	{"until", required_argument, NULL, O_UNTIL},
 	{"error", required_argument, NULL, O_ERROR},
 	{"payload", required_argument, NULL, O_PAYLOAD},
+	{"set", required_argument, NULL, O_SET},
 	{NULL, 0, NULL, 0}
 };
 
@@ -105,6 +107,9 @@ static const char *schema = "public";
 static bool json = false;
 static const char *opt[O_COUNT];	/* value of each option given, or NULL */
 static char **args;				/* positional arguments */
+#define MAX_SETS 64
+static const char *sets[MAX_SETS];	/* each --set, in order */
+static int	nsets;
 static int	nargs;
 
 static JobqConn *conn = NULL;
@@ -158,7 +163,8 @@ usage(FILE *f)
 			"        [--older-than=DURATION]\n"
 			"  queue create NAME        [--lease=D] [--max-attempts=N] [--backoff-base=D]\n"
 			"        [--backoff-cap=D] [--completed-retention=D] [--dead-retention=D]\n"
-			"        [--notify=on|off]\n"
+			"        [--notify=on|off] [--set=SETTING=VALUE]...: a setting of 0.2.0\n"
+			"        (group_mode=fifo, max_running=40, rate_per=1m, notify_finished=on, ...)\n"
 			"  queue alter NAME         the same settings; those not given stay\n"
 			"  queue drop NAME          [--force: also delete its live jobs]\n"
 			"  queue pause NAME         claims skip the queue (enqueue still works)\n"
@@ -976,6 +982,73 @@ cmd_purge(void)
 }
 
 /*
+ * set_settings
+ *		Put each --set SETTING=VALUE into qo: SETTING one of
+ *		JOBQ_QUEUE_SETTINGS_020 (as named in SQL), VALUE read by its kind: a
+ *		duration, a number, on/off, or the text of a choice (which
+ *		libjobq checks).  Exit 2 for anything else, before connecting.
+ */
+static void
+set_settings(JobqQueueOpts *qo)
+{
+#define SET_ROW(n, kind, lo, hi, dflt) \
+	{#n, #kind, lo, hi, offsetof(JobqQueueOpts, SET_FIELD_##kind(n))},
+#define SET_FIELD_SECONDS(n) n##_s
+#define SET_FIELD_INTEGER(n) n
+#define SET_FIELD_BOOLEAN(n) n
+#define SET_FIELD_CHOICE(n) n
+	static const struct
+	{
+		const char *name;
+		const char *kind;
+		long long	lo;
+		long long	hi;
+		size_t		offset;
+	}			settings[] = {
+		JOBQ_QUEUE_SETTINGS_020(SET_ROW)
+	};
+#undef SET_ROW
+	char	   *base = (char *) qo;
+
+	for (int s = 0; s < nsets; s++)
+	{
+		const char *eq = strchr(sets[s], '=');
+		size_t		len = eq ? (size_t) (eq - sets[s]) : strlen(sets[s]);
+		size_t		i;
+		char		what[80];
+		int			v;
+
+		for (i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+			if (strlen(settings[i].name) == len && strncmp(settings[i].name, sets[s], len) == 0)
+				break;
+		if (i == sizeof(settings) / sizeof(settings[0]))
+			usage_error("--set: no queue setting \"%s\" (the settings of 0.2.0, as named in SQL)",
+						sets[s]);
+		if (eq == NULL || eq[1] == '\0')
+			usage_error("--set %s: give it a value (SETTING=VALUE)", sets[s]);
+		snprintf(what, sizeof(what), "--set %s", settings[i].name);
+		if (strcmp(settings[i].kind, "CHOICE") == 0)
+		{
+			const char *c = eq + 1;
+
+			memcpy(base + settings[i].offset, &c, sizeof(c));
+			continue;
+		}
+		if (strcmp(settings[i].kind, "SECONDS") == 0)
+			v = duration(eq + 1, what, settings[i].lo, settings[i].hi);
+		else if (strcmp(settings[i].kind, "BOOLEAN") == 0)
+		{
+			if (strcmp(eq + 1, "on") != 0 && strcmp(eq + 1, "off") != 0)
+				usage_error("--set: a yes/no setting takes on or off, not \"%s\"", sets[s]);
+			v = strcmp(eq + 1, "on") == 0;
+		}
+		else
+			v = int_arg(eq + 1, what, -1, settings[i].lo, settings[i].hi);
+		memcpy(base + settings[i].offset, &v, sizeof(v));
+	}
+}
+
+/*
  * cmd_queue
  *		queue create|alter|drop|pause|resume NAME [settings].
  */
@@ -983,7 +1056,7 @@ static int
 cmd_queue(void)
 {
 	static const int allowed_settings[] = {O_LEASE, O_MAX_ATTEMPTS, O_BACKOFF_BASE,
-		O_BACKOFF_CAP, O_COMPLETED_RETENTION, O_DEAD_RETENTION, O_NOTIFY, 0};
+		O_BACKOFF_CAP, O_COMPLETED_RETENTION, O_DEAD_RETENTION, O_NOTIFY, O_SET, 0};
 	static const int allowed_drop[] = {O_FORCE, 0};
 	static const int allowed_none[] = {0};
 	const char *sub = nargs > 1 ? args[1] : NULL;
@@ -1010,6 +1083,7 @@ cmd_queue(void)
 		qo.dead_retention_s = setting_arg(opt[O_DEAD_RETENTION], "dead_retention");
 		if (opt[O_NOTIFY])
 			qo.notify = strcmp(opt[O_NOTIFY], "on") == 0;
+		set_settings(&qo);
 		connect_db();
 		/* fields left at -1 take the server's defaults (create) or stay (alter) */
 		check(create ? jobq_create_queue(conn, args[2], &qo) :
@@ -1051,6 +1125,48 @@ cmd_queue(void)
 	else
 		printf("queue %s %s\n", args[2], done);
 	return EXIT_OK;
+}
+
+/*
+ * print_settings_020
+ *		The settings of 0.2.0 of row r of jobq_queues() as JSON members
+ *		(",name":value; durations as name_s in seconds), those the server
+ *		returned: none from a server on 0.1.0's SQL.
+ */
+static void
+print_settings_020(JobqRows *rows, size_t r)
+{
+#define SETTING_KIND(n, kind, lo, hi, dflt) {#n, #kind},
+	static const struct
+	{
+		const char *name;
+		const char *kind;
+	}			settings[] = {
+		JOBQ_QUEUE_SETTINGS_020(SETTING_KIND)
+	};
+#undef SETTING_KIND
+
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+	{
+		const char *v = jobq_rows_get(rows, r, settings[i].name);
+		double		secs;
+
+		if (v == NULL)
+			continue;
+		if (strcmp(settings[i].kind, "SECONDS") == 0 && interval_seconds(v, &secs))
+		{
+			printf(",\"%s_s\":", settings[i].name);
+			print_json_number(secs);
+			continue;
+		}
+		printf(",\"%s\":", settings[i].name);
+		if (strcmp(settings[i].kind, "BOOLEAN") == 0)
+			printf("%s", v[0] == 't' ? "true" : "false");
+		else if (strcmp(settings[i].kind, "INTEGER") == 0)
+			printf("%s", v);
+		else
+			print_json_string(v);
+	}
 }
 
 static int
@@ -1100,6 +1216,7 @@ cmd_queues(void)
 				   paused && paused[0] == 't' ? "true" : "false",
 				   notify && notify[0] == 't' ? "true" : "false");
 			print_json_time(jobq_rows_get(rows, r, "created_at"));
+			print_settings_020(rows, r);
 			printf("}");
 		}
 		printf("]\n");
@@ -1318,6 +1435,12 @@ main(int argc, char **argv)
 			case O_JSON:
 				json = true;
 				opt[O_JSON] = "";
+				break;
+			case O_SET:
+				if (nsets == MAX_SETS)
+					usage_error("%s", "--set: given too many times");
+				sets[nsets++] = optarg;
+				opt[O_SET] = optarg;
 				break;
 			case '?':
 			case ':':

@@ -336,9 +336,30 @@ typedef struct JobqQueueOpts
 	int			completed_retention_s;	/* 0..3650 days, default 1 day */
 	int			dead_retention_s;	/* 0..3650 days, default 14 days */
 	int			notify;			/* 0 or 1, default 1 */
+
+	/*
+	 * The settings of 0.2.0 (JOBQ_QUEUE_SETTINGS_020 in jobq-contract.h;
+	 * doc/sql.md says what each does).  A server still on 0.1.0's SQL
+	 * refuses them (JOBQ_ERR_VERSION).  Text settings: NULL = not given,
+	 * else one of JOBQ_CHOICES_<name> ("fifo").
+	 */
+	int			notify_finished;	/* 0 or 1, default 0 */
+	int			reclaim_on_worker_death;	/* 0 or 1, default 0 */
+	const char *group_mode;		/* "none" (default), "fifo", "limit" */
+	int			group_limit;	/* 1..10000, default 1 */
+	const char *group_order;	/* "oldest" (default), "round_robin" */
+	const char *fifo_block;		/* "retry_and_dead" (default), "retry", "none" */
+	int			max_running;	/* 0 (no limit, default) .. 1000000 */
+	int			rate;			/* 0 (no limit, default) .. 1000000 */
+	int			rate_per_s;		/* 1..86400, default 1 */
+	int			rate_burst;		/* 1..1000000, default 1 */
+	int			group_rate;		/* as rate, per group */
+	int			group_rate_per_s;
+	int			group_rate_burst;
 } JobqQueueOpts;
 
-#define JOBQ_QUEUE_OPTS_INIT { sizeof(JobqQueueOpts), -1, -1, -1, -1, -1, -1, -1 }
+#define JOBQ_QUEUE_OPTS_INIT { sizeof(JobqQueueOpts), -1, -1, -1, -1, -1, -1, -1, \
+	-1, -1, NULL, -1, NULL, NULL, -1, -1, -1, -1, -1, -1, -1 }
 
 /* opts may be NULL (all defaults).  Existing queue: JOBQ_ERR_SERVER,
  * SQLSTATE 42710. */

@@ -70,8 +70,10 @@ typedef enum JobqStmt
 	STMT_PAUSE,
 	STMT_RESUME,
 	STMT_DROP_QUEUE,
-	STMT_CREATE_QUEUE,			/* these two pass every queue setting, */
+	STMT_CREATE_QUEUE,			/* these two pass the 0.1.0 settings, */
 	STMT_ALTER_QUEUE,			/* JOBQ_QUEUE_STMT_SETTINGS of them */
+	STMT_CREATE_QUEUE_020,		/* and these every setting: */
+	STMT_ALTER_QUEUE_020,		/* JOBQ_SQL_QUEUE_SETTINGS, JOBQ_QUEUE_STMT_SETTINGS_020 */
 	STMT_WAIT_STATS,
 	STMT_SERVER_VERSION,
 	STMT_AWAIT,					/* 0.2.0 SQL: the procedure jobq_await */
@@ -99,9 +101,13 @@ typedef enum JobqStmt
 #define JOBQ_SQL_WORKERS 200
 /* The first SQL release whose jobq_list takes after and filters */
 #define JOBQ_SQL_LIST_PAGES 200
+/* the queue settings of 0.2.0 (JOBQ_QUEUE_SETTINGS_020) */
+#define JOBQ_SQL_QUEUE_SETTINGS 200
 
 /* Settings after the queue name in STMT_CREATE_QUEUE and STMT_ALTER_QUEUE */
 #define JOBQ_QUEUE_STMT_SETTINGS 7
+/* ... and in STMT_CREATE_QUEUE_020 and STMT_ALTER_QUEUE_020 */
+#define JOBQ_QUEUE_STMT_SETTINGS_020 20
 
 struct JobqConn
 {

@@ -435,6 +435,32 @@ test_queues_admin(JobqConn *c)
 		test_cond(ok && id == 0);
 	}
 
+	test("create_queue with settings of 0.2.0: they arrive, the others take their defaults");
+	o = (JobqQueueOpts) JOBQ_QUEUE_OPTS_INIT;
+	o.group_mode = "limit";
+	o.group_limit = 3;
+	o.rate = 10;
+	o.rate_per_s = 60;
+	o.notify_finished = 1;
+	test_cond(jobq_create_queue(c, "t-settings", &o) == JOBQ_OK &&
+			  queue_setting_is(c, "t-settings", "group_mode", "limit") &&
+			  queue_setting_is(c, "t-settings", "group_limit", "3") &&
+			  queue_setting_is(c, "t-settings", "rate", "10") &&
+			  queue_setting_is(c, "t-settings", "rate_per", "00:01:00") &&
+			  queue_setting_is(c, "t-settings", "notify_finished", "t") &&
+			  queue_setting_is(c, "t-settings", "group_order", "oldest") &&
+			  queue_setting_is(c, "t-settings", "max_running", "0"));
+
+	test("alter_queue: a text setting that is none of its values: BAD_ARGUMENT, nothing changed");
+	o = (JobqQueueOpts) JOBQ_QUEUE_OPTS_INIT;
+	o.group_mode = "fifo ";
+	o.max_running = 5;
+	test_cond(jobq_alter_queue(c, "t-settings", &o) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  strstr(jobq_errmsg(c), "none, fifo, limit") != NULL &&
+			  queue_setting_is(c, "t-settings", "max_running", "0") &&
+			  jobq_drop_queue(c, "t-settings", 0) == JOBQ_OK);
+
 	test("create_queue twice: SERVER 42710");
 	test_cond(jobq_create_queue(c, qa, NULL) == JOBQ_ERR &&
 			  failed_with(c, JOBQ_ERR_SERVER, "42710"));
