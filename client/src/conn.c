@@ -63,6 +63,19 @@ static const char *const tcp_default_vals[] = {
 	"pg_catalog.clock_timestamp())"
 
 /* Indexed by JobqStmt; "%s" is the quoted schema. */
+/*
+ * The queue name and every queue setting, in the order of
+ * JOBQ_QUEUE_SETTINGS then JOBQ_QUEUE_SETTINGS_020 (JOBQ_QUEUE_STMT_SETTINGS_020)
+ */
+#define QUEUE_SETTINGS_PARAMS_020 \
+	"($1::pg_catalog.text, $2::pg_catalog.interval, " \
+	"$3::pg_catalog.int4, $4::pg_catalog.interval, $5::pg_catalog.interval, " \
+	"$6::pg_catalog.interval, $7::pg_catalog.interval, $8::pg_catalog.bool, " \
+	"$9::pg_catalog.bool, $10::pg_catalog.bool, $11::pg_catalog.text, $12::pg_catalog.int4, " \
+	"$13::pg_catalog.text, $14::pg_catalog.text, $15::pg_catalog.int4, $16::pg_catalog.int4, " \
+	"$17::pg_catalog.interval, $18::pg_catalog.int4, $19::pg_catalog.int4, " \
+	"$20::pg_catalog.interval, $21::pg_catalog.int4)"
+
 static const char *const stmt_templates[STMT__COUNT] = {
 	[STMT_ENQUEUE] =
 	"SELECT %s.jobq_enqueue($1::pg_catalog.text, $2::pg_catalog.jsonb, "
@@ -135,23 +148,8 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	"SELECT %s.jobq_alter_queue($1::pg_catalog.text, $2::pg_catalog.interval, "
 	"$3::pg_catalog.int4, $4::pg_catalog.interval, $5::pg_catalog.interval, "
 	"$6::pg_catalog.interval, $7::pg_catalog.interval, $8::pg_catalog.bool)",
-	/* in the order of JOBQ_QUEUE_SETTINGS then JOBQ_QUEUE_SETTINGS_020 */
-	[STMT_CREATE_QUEUE_020] =
-	"SELECT %s.jobq_create_queue($1::pg_catalog.text, $2::pg_catalog.interval, "
-	"$3::pg_catalog.int4, $4::pg_catalog.interval, $5::pg_catalog.interval, "
-	"$6::pg_catalog.interval, $7::pg_catalog.interval, $8::pg_catalog.bool, "
-	"$9::pg_catalog.bool, $10::pg_catalog.bool, $11::pg_catalog.text, $12::pg_catalog.int4, "
-	"$13::pg_catalog.text, $14::pg_catalog.text, $15::pg_catalog.int4, $16::pg_catalog.int4, "
-	"$17::pg_catalog.interval, $18::pg_catalog.int4, $19::pg_catalog.int4, "
-	"$20::pg_catalog.interval, $21::pg_catalog.int4)",
-	[STMT_ALTER_QUEUE_020] =
-	"SELECT %s.jobq_alter_queue($1::pg_catalog.text, $2::pg_catalog.interval, "
-	"$3::pg_catalog.int4, $4::pg_catalog.interval, $5::pg_catalog.interval, "
-	"$6::pg_catalog.interval, $7::pg_catalog.interval, $8::pg_catalog.bool, "
-	"$9::pg_catalog.bool, $10::pg_catalog.bool, $11::pg_catalog.text, $12::pg_catalog.int4, "
-	"$13::pg_catalog.text, $14::pg_catalog.text, $15::pg_catalog.int4, $16::pg_catalog.int4, "
-	"$17::pg_catalog.interval, $18::pg_catalog.int4, $19::pg_catalog.int4, "
-	"$20::pg_catalog.interval, $21::pg_catalog.int4)",
+	[STMT_CREATE_QUEUE_020] = "SELECT %s.jobq_create_queue" QUEUE_SETTINGS_PARAMS_020,
+	[STMT_ALTER_QUEUE_020] = "SELECT %s.jobq_alter_queue" QUEUE_SETTINGS_PARAMS_020,
 	[STMT_WAIT_STATS] =
 	"SELECT w.preloaded, w.waiting, w.wakeups FROM %s.jobq_wait_stats() AS w",
 	[STMT_SERVER_VERSION] =
