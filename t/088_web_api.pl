@@ -417,6 +417,33 @@ SKIP:
 	$t->{h}->finish;
 }
 
+# --- libjobq-web: the dashboard under /jobq/ of another libmicrohttpd program
+SKIP:
+{
+	my $ex = example_bin('web_embed');
+	skip 'examples/web_embed not built', 4 unless -x $ex;
+	my $log = "$tmp/embed.log";
+	my $h = IPC::Run::start([ $ex, $connstr, '0' ], '>&', $log);
+	my $port;
+	for (1 .. 200)
+	{
+		last if -e $log && (($port) = slurp_file($log) =~ m{listening on http://127\.0\.0\.1:(\d+)/});
+		usleep(50_000);
+	}
+	my $e = { port => $port };
+	($code, $hdr, $body) = req($e, 'GET', '/');
+	like($body, qr/the application's own page/, 'libjobq-web: the program serves its own page at /');
+	($code, $hdr, $body) = req($e, 'GET', '/jobq/api/session');
+	is($code, 200, '... and the dashboard\'s API under /jobq/');
+	($code, $hdr, $body) = req($e, 'GET', '/jobq/jobs');
+	like($body, qr{<base href="/jobq/">}, '... and its UI, with the prefix as base');
+	($code) = req($e, 'POST', '/jobq/api/queues/mails/pause', ['X-Jobq-Request: 1']);
+	is("$code " . paused('mails'), '200 t', '... and its actions');
+	req($e, 'POST', '/jobq/api/queues/mails/resume', ['X-Jobq-Request: 1']);
+	$h->signal('TERM');
+	$h->finish;
+}
+
 # --- --read-only, --prefix and a statement timeout (auth none on loopback:
 # the connection role's own rights, here a superuser's)
 $webconn = $connstr;

@@ -29,7 +29,8 @@ plan skip_all => 'no playwright-core (npm ci in client/web/test)'
 
 my $web = JobqTest::worker_bin() =~ s/jobq-worker$/jobq-web/r;
 my $tmp = PostgreSQL::Test::Utils::tempdir();
-my $shots = "$PostgreSQL::Test::Utils::tmp_check/web-screenshots";
+# JOBQ_WEB_SCREENSHOTS: a directory (writable by the test's user) to keep them in
+my $shots = $ENV{JOBQ_WEB_SCREENSHOTS} // "$PostgreSQL::Test::Utils::tmp_check/web-screenshots";
 mkdir $shots;
 my $node = new_node('webui');
 $node->safe_psql('postgres', q{

@@ -24,6 +24,7 @@ fi
 mkdir -p "$work/bin/examples"
 cp "$bin/jobq-worker" "$bin/jobq" "$bin/jobq-http" "$bin/jobq-web" "$work/bin/"
 [ ! -x "$bin/examples/callback_worker" ] || cp "$bin/examples/callback_worker" "$work/bin/examples/"
+[ ! -x "$bin/examples/web_embed" ] || cp "$bin/examples/web_embed" "$work/bin/examples/"
 cp -r "$root/t" "$work/t"
 # the handler libraries of --persistent (client/handlers), for t/026
 cp -r "$root/client/handlers" "$work/handlers"

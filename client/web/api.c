@@ -546,7 +546,7 @@ web_api(struct MHD_Connection *c, const char *method, const char *path,
 		idbuf[idlen] = '\0';
 		rest = id + idlen;
 		if (rest[0] == '\0')
-			return get ? run1(user, 0, ST_JOB, 1, p) : web_error(405, "method not allowed");
+			return get ? cached1(user, ST_JOB, 1, p) : web_error(405, "method not allowed");
 		if (strcmp(rest, "/retry") == 0 || strcmp(rest, "/cancel") == 0)
 			return post ? run1(user, 1, rest[1] == 'r' ? ST_RETRY : ST_CANCEL, 1, p)
 				: web_error(405, "method not allowed");

@@ -5,8 +5,11 @@
  *	  key (the role, the endpoint and its parameters) per --min-refresh,
  *	  however many browser tabs poll.  A request that misses while another
  *	  one fills the same key waits for that answer instead of querying too,
- *	  so concurrent pollers cost one query.  Only successful answers are
- *	  kept; the table is small and its oldest entry makes room.
+ *	  so concurrent pollers cost one query.  A failed answer (a statement
+ *	  timeout, the database gone) goes to the requests that waited for it,
+ *	  not kept for later ones: a slow query costs the waiting tabs one
+ *	  timeout, not one each in turn.  The table is small and its oldest
+ *	  entry makes room.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -31,6 +34,8 @@ typedef struct Entry
 	WebResult	res;			/* body NULL while filling */
 	int64_t		at_ms;			/* when filled (or started filling) */
 	int			filling;
+	int			failed;			/* res is a failure: for the waiters only */
+	unsigned	fills;			/* fills finished, so a waiter knows its own */
 } Entry;
 
 static Entry entries[CACHE_SLOTS];
@@ -58,7 +63,7 @@ find(const char *key)
 /*
  * web_cache_get: 1 and a copy of a fresh answer in out; or 0, and the
  * caller must query and then call web_cache_put with the same key (also
- * on failure, which wakes the waiters and keeps nothing).
+ * on failure: the waiters get the failure, later requests query again).
  */
 int
 web_cache_get(const char *key, WebResult *out)
@@ -68,18 +73,22 @@ web_cache_get(const char *key, WebResult *out)
 	pthread_mutex_lock(&cache_lock);
 	for (;;)
 	{
+		unsigned	fills;
+
 		e = find(key);
-		if (e == NULL || (!e->filling && now_ms() - e->at_ms >= web_config.min_refresh_ms))
+		if (e == NULL || e->failed ||
+			(!e->filling && now_ms() - e->at_ms >= web_config.min_refresh_ms))
 			break;
 		if (!e->filling)
-		{
-			out->status = e->res.status;
-			out->body = jobq_xstrdup(e->res.body);
-			out->download[0] = '\0';
-			pthread_mutex_unlock(&cache_lock);
-			return 1;
-		}
-		pthread_cond_wait(&cache_filled, &cache_lock);
+			goto answer;
+		/* another request fills it: wait for that fill, and take its answer */
+		fills = e->fills;
+		while (e->key != NULL && strcmp(e->key, key) == 0 && e->filling && e->fills == fills)
+			pthread_cond_wait(&cache_filled, &cache_lock);
+		if (e->key != NULL && strcmp(e->key, key) == 0 && !e->filling && e->fills != fills &&
+			e->res.body != NULL)
+			goto answer;
+		/* the entry went (made room for another key): look again */
 	}
 	if (e == NULL)
 	{
@@ -97,14 +106,22 @@ web_cache_get(const char *key, WebResult *out)
 		}
 		e = oldest;
 		free(e->key);
-		free(e->res.body);
 		e->key = jobq_xstrdup(key);
-		e->res.body = NULL;
 	}
+	free(e->res.body);
+	e->res.body = NULL;
+	e->failed = 0;
 	e->filling = 1;
 	e->at_ms = now_ms();
 	pthread_mutex_unlock(&cache_lock);
 	return 0;
+
+answer:
+	out->status = e->res.status;
+	out->body = jobq_xstrdup(e->res.body);
+	out->download[0] = '\0';
+	pthread_mutex_unlock(&cache_lock);
+	return 1;
 }
 
 void
@@ -114,23 +131,15 @@ web_cache_put(const char *key, const WebResult *res)
 
 	pthread_mutex_lock(&cache_lock);
 	e = find(key);
-	if (e != NULL)
+	if (e != NULL && e->filling)
 	{
 		e->filling = 0;
+		e->fills++;
 		free(e->res.body);
-		if (res->status == 200)
-		{
-			e->res.status = res->status;
-			e->res.body = jobq_xstrdup(res->body);
-			e->at_ms = now_ms();
-		}
-		else
-		{
-			/* nothing kept: the next request asks again */
-			free(e->key);
-			e->key = NULL;
-			e->res.body = NULL;
-		}
+		e->res.status = res->status;
+		e->res.body = jobq_xstrdup(res->body);
+		e->failed = res->status != 200;
+		e->at_ms = now_ms();
 	}
 	pthread_cond_broadcast(&cache_filled);
 	pthread_mutex_unlock(&cache_lock);

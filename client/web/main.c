@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,7 +35,6 @@
 #include "jobq-common.h"
 #include "web.h"
 
-WebConfig	web_config;
 
 static const char usage_text[] =
 	"jobq-web serves jobq's dashboard: a JSON API and a web UI.\n"
@@ -66,6 +64,9 @@ static const char usage_text[] =
 	"      --min-refresh=DURATION  a read is answered from the cache this long\n"
 	"                             (default 2s): one query per endpoint however\n"
 	"                             many clients poll\n"
+	"      --rate-limits=READS,ACTIONS,ENQUEUES  requests a second per client\n"
+	"                             address, each RATE[/BURST] (burst: 10 x rate;\n"
+	"                             0: no limit; default 20/200,5/60,20/200)\n"
 	"      --threads=N            HTTP threads and database connections, 1..32\n"
 	"                             (default 4)\n"
 	"      --healthcheck          ask the jobq-web at --listen (and --prefix)\n"
@@ -74,25 +75,6 @@ static const char usage_text[] =
 	"  -V, --version              show the version, then exit\n"
 	"\n"
 	JOBQ_DURATION_HELP;
-
-void
-web_log(const char *level, const char *fmt,...)
-{
-	char		ts[32];
-	char		line[2048];
-	struct timeval tv;
-	struct tm	tm;
-	va_list		ap;
-
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	/* one write per line, so threads do not interleave */
-	fprintf(stderr, "%s.%03dZ jobq-web %s: %s\n", ts, (int) (tv.tv_usec / 1000), level, line);
-}
 
 static void
 die2(const char *fmt,...)
@@ -173,6 +155,44 @@ parse_listen(const char *v, struct sockaddr_storage *ss, socklen_t *sslen)
 	web_config.listen_port = (int) port;
 }
 
+/*
+ * --rate-limits=READS,ACTIONS,ENQUEUES, each RATE[/BURST]: requests a
+ * second per client address (0: no limit) and the bucket's size (default
+ * ten seconds' worth, at least 1)
+ */
+static void
+parse_rate_limits(const char *v)
+{
+	const char *p = v;
+
+	for (int k = 0; k < WEB_RATE__COUNT; k++)
+	{
+		char	   *end;
+		double		rate = strtod(p, &end);
+		double		burst;
+
+		if (end == p || rate < 0 || rate > 1e6)
+			goto bad;
+		burst = rate * 10 < 1 ? 1 : rate * 10;
+		if (*end == '/')
+		{
+			p = end + 1;
+			burst = strtod(p, &end);
+			if (end == p || burst < 1 || burst > 1e7)
+				goto bad;
+		}
+		if (*end != (k == WEB_RATE__COUNT - 1 ? '\0' : ','))
+			goto bad;
+		web_config.rate[k] = rate;
+		web_config.burst[k] = burst;
+		p = end + 1;
+	}
+	return;
+bad:
+	die2("--rate-limits must be READS,ACTIONS,ENQUEUES, each RATE[/BURST] (RATE 0 .. 1000000 a "
+		 "second, 0 = no limit; BURST at least 1), not \"%s\"", v);
+}
+
 /* a PEM file whole (at most 1 MB), NUL-terminated; NULL after saying why */
 static char *
 read_pem(const char *opt, const char *path)
@@ -206,7 +226,7 @@ main(int argc, char **argv)
 	{
 		O_SCHEMA = 256, O_AUTH, O_PREFIX, O_READ_ONLY, O_QUERY_TIMEOUT, O_MIN_REFRESH,
 		O_THREADS, O_HEALTHCHECK, O_TRUSTED_ORIGIN, O_TRUSTED_PROXY, O_PROXY_ROLES,
-		O_TLS_CERT, O_TLS_KEY
+		O_TLS_CERT, O_TLS_KEY, O_RATE_LIMITS
 	};
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
@@ -218,6 +238,7 @@ main(int argc, char **argv)
 		{"proxy-roles", required_argument, NULL, O_PROXY_ROLES},
 		{"tls-cert", required_argument, NULL, O_TLS_CERT},
 		{"tls-key", required_argument, NULL, O_TLS_KEY},
+		{"rate-limits", required_argument, NULL, O_RATE_LIMITS},
 		{"prefix", required_argument, NULL, O_PREFIX},
 		{"read-only", no_argument, NULL, O_READ_ONLY},
 		{"query-timeout", required_argument, NULL, O_QUERY_TIMEOUT},
@@ -244,9 +265,7 @@ main(int argc, char **argv)
 	int			sig;
 
 	jobq_set_progname("jobq-web");
-	web_config.query_timeout_ms = 5000;
-	web_config.min_refresh_ms = 2000;
-	web_config.threads = 4;
+	web_config_defaults();
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:l:hV", longopts, NULL)) != -1)
 	{
@@ -286,6 +305,9 @@ main(int argc, char **argv)
 				break;
 			case O_TLS_KEY:
 				web_config.tls_key = optarg;
+				break;
+			case O_RATE_LIMITS:
+				parse_rate_limits(optarg);
 				break;
 			case O_PREFIX:
 				{

@@ -5,7 +5,8 @@
  *	  and kind of request (API reads, actions, enqueues).  A bucket holds at
  *	  most its burst and refills at its rate; a request that finds it empty
  *	  is answered 429 before anything else is done.  The table is small and
- *	  the longest-idle address makes room.
+ *	  the longest-idle address makes room.  The rates and bursts are
+ *	  web_config's (--rate-limits); a rate of 0 is no limit.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -22,17 +23,6 @@
 #include "web.h"
 
 #define RATE_SLOTS 1024
-
-/* per second, and the burst; indexed by WebRateKind */
-static const struct
-{
-	double		rate;
-	double		burst;
-}			limits[WEB_RATE__COUNT] = {
-	[WEB_RATE_READ] = {WEB_RATE_READS_PER_S, WEB_RATE_READS_BURST},
-	[WEB_RATE_ACTION] = {WEB_RATE_ACTIONS_PER_S, WEB_RATE_ACTIONS_BURST},
-	[WEB_RATE_ENQUEUE] = {WEB_RATE_ENQUEUES_PER_S, WEB_RATE_ENQUEUES_BURST},
-};
 
 typedef struct Client
 {
@@ -61,7 +51,11 @@ web_rate_take(const char *ip, WebRateKind kind)
 	Client	   *c = NULL;
 	Client	   *idle = &clients[0];
 	int			ok;
+	const double *rate = web_config.rate;
+	const double *burst = web_config.burst;
 
+	if (rate[kind] == 0)
+		return 1;
 	pthread_mutex_lock(&rate_lock);
 	for (int i = 0; i < RATE_SLOTS && c == NULL; i++)
 	{
@@ -76,14 +70,14 @@ web_rate_take(const char *ip, WebRateKind kind)
 		snprintf(c->ip, sizeof(c->ip), "%s", ip);
 		for (int k = 0; k < WEB_RATE__COUNT; k++)
 		{
-			c->tokens[k] = limits[k].burst;
+			c->tokens[k] = burst[k];
 			c->at[k] = now;
 		}
 	}
 	c->seen = now;
-	c->tokens[kind] += (now - c->at[kind]) * limits[kind].rate;
-	if (c->tokens[kind] > limits[kind].burst)
-		c->tokens[kind] = limits[kind].burst;
+	c->tokens[kind] += (now - c->at[kind]) * rate[kind];
+	if (c->tokens[kind] > burst[kind])
+		c->tokens[kind] = burst[kind];
 	c->at[kind] = now;
 	ok = c->tokens[kind] >= 1;
 	if (ok)

@@ -3,7 +3,9 @@
  * web.h
  *	  jobq-web, the operator's dashboard: what its files share.
  *
- * main.c parses the options and starts the daemon; http.c is the
+ * main.c parses the options and starts the daemon; library.c holds the
+ * configuration and the log, and libjobq-web's entry points (the dashboard
+ * in another program's libmicrohttpd daemon, include/jobq-web.h); http.c is the
  * libmicrohttpd access handler (routing, limits, headers, cross-origin
  * checks, static assets); auth.c the users file and the failure limit;
  * db.c the connection pool and the one transaction shape every request
@@ -33,13 +35,18 @@
 #define WEB_AUTH_FAILURES_PER_MIN 10
 #define WEB_MAX_TRUSTED_ORIGINS 16
 
-/* per-client rate limits (ratelimit.c): per second, and the burst */
+/* per-client rate limits (ratelimit.c): the defaults of --rate-limits, per second and the burst */
 #define WEB_RATE_READS_PER_S 20
 #define WEB_RATE_READS_BURST 200
 #define WEB_RATE_ACTIONS_PER_S 5
 #define WEB_RATE_ACTIONS_BURST 60
 #define WEB_RATE_ENQUEUES_PER_S 20
 #define WEB_RATE_ENQUEUES_BURST 200
+
+typedef enum WebRateKind
+{
+	WEB_RATE_READ, WEB_RATE_ACTION, WEB_RATE_ENQUEUE, WEB_RATE__COUNT
+} WebRateKind;
 
 /* The options, set once by main.c before the daemon starts. */
 typedef struct WebConfig
@@ -60,9 +67,14 @@ typedef struct WebConfig
 	int			threads;
 	const char *trusted_origins[WEB_MAX_TRUSTED_ORIGINS];
 	int			ntrusted_origins;
+	double		rate[WEB_RATE__COUNT];	/* requests a second per client; 0: no limit */
+	double		burst[WEB_RATE__COUNT];
 } WebConfig;
 
 extern WebConfig web_config;
+
+/* library.c: the defaults of the options, before they are read */
+void		web_config_defaults(void);
 
 /* log lines on stderr, with a timestamp and a level */
 void		web_log(const char *level, const char *fmt,...)
@@ -92,11 +104,6 @@ int			web_proxy_user(const char *name, WebUser *user);
 int			web_healthcheck(const struct sockaddr_storage *ss, socklen_t sslen);
 
 /* ratelimit.c: 1 when a request of this kind from ip may go on, else 0 */
-typedef enum WebRateKind
-{
-	WEB_RATE_READ, WEB_RATE_ACTION, WEB_RATE_ENQUEUE, WEB_RATE__COUNT
-} WebRateKind;
-
 int			web_rate_take(const char *ip, WebRateKind kind);
 
 /* db.c: one result of a request, as HTTP sees it */

@@ -4,7 +4,7 @@
 
 import { get, post } from './api.js';
 import { actionButton, clear, fmtNum, h, link, fill, toast } from './dom.js';
-import { sparkline } from './chart.js';
+import { fmtSeconds, intervalSeconds, sparkline } from './chart.js';
 import { retryDeadButton } from './bulk.js';
 
 const STRIP = ['ready', 'delayed', 'running', 'expired', 'dead', 'completed'];
@@ -64,8 +64,15 @@ export function overviewPage(root, ctx) {
       fill(table, queuesTable(ov.queues, workers, spark, ctx, page, host));
       clear(health);
       if (Array.isArray(ov.health) && ov.health.length) {
+        // the findings to act on in full; the checks that found nothing folded
+        const line = (f) => h('li', { class: 'sev-' + f.severity },
+          h('strong', { text: f.severity }), ' · ', [f.check, f.subject, f.detail].filter((v) => v).join(' · '),
+          f.advice && f.severity !== 'ok' ? h('div', { class: 'muted', text: f.advice }) : null);
+        const bad = ov.health.filter((f) => f.severity !== 'ok');
+        const ok = ov.health.filter((f) => f.severity === 'ok');
         health.append(h('h2', { text: 'Health' }),
-          h('ul', {}, ov.health.map((f) => h('li', { text: Object.values(f).filter((v) => v !== null).join(' · ') }))));
+          bad.length ? h('ul', {}, bad.map(line)) : h('p', { class: 'muted', text: 'No findings.' }),
+          ok.length ? h('details', {}, h('summary', { text: ok.length + ' checks found nothing to do' }), h('ul', {}, ok.map(line))) : null);
       }
     },
   };
@@ -82,7 +89,7 @@ function queuesTable(queues, workers, spark, ctx, page, host) {
   const act = ctx.canAct('admin');
   return h('table', { class: 'queues' },
     h('thead', {}, h('tr', {}, h('th', { text: 'queue' }), cols.map((c) => h('th', { class: 'num', text: c })),
-      h('th', { text: 'oldest ready' }), spark ? h('th', { text: 'completed, last hour' }) : null,
+      h('th', { class: 'num', text: 'oldest ready' }), spark ? h('th', { text: 'completed, last hour' }) : null,
       act ? h('th', { text: '' }) : null)),
     h('tbody', {}, queues.map((q) => {
       const badge = workers && !q.paused && Number(q.ready) > 0 && !servedBy(workers, q.queue)
@@ -92,7 +99,7 @@ function queuesTable(queues, workers, spark, ctx, page, host) {
           q.paused ? h('span', { class: 'badge', text: 'paused' }) : null, badge),
         cols.map((c) => h('td', { class: 'num' + (c === 'expired' && q[c] > 0 ? ' warn' : '') },
           link('jobs?queue=' + encodeURIComponent(q.queue) + '&state=' + (c === 'expired' ? 'running' : c), fmtNum(q[c])))),
-        h('td', { text: q.oldest_ready_age || '' }),
+        h('td', { class: 'num', text: q.oldest_ready_age ? fmtSeconds(intervalSeconds(q.oldest_ready_age)) : '' }),
         spark ? h('td', {}, sparkline(spark[q.queue] || [], 'completed per minute in ' + q.queue)) : null,
         act ? h('td', { class: 'acts' }, actionButton(q.paused ? 'Resume' : 'Pause', async () => {
           await post('/queues/' + encodeURIComponent(q.queue) + (q.paused ? '/resume' : '/pause'), {});
