@@ -11,6 +11,7 @@ import datetime
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -49,6 +50,12 @@ ALL_TABLES = 'jobq.jobs, jobq.history, bench_ref.jobs, bench_min.jobs'
 
 def table(impl):
     return REF_TABLES.get(impl, 'jobq.jobs')
+
+
+def children_cpu():
+    """User + system CPU seconds of this process's reaped children (and theirs)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 # ---------------------------------------------------------------------------
 # Sizes per mode.  quick: < 3 minutes; smoke: the smallest configuration
@@ -1053,16 +1060,20 @@ class Bench:
         self.reset('0')
         self.fill_jobq(n)
         self.settle()
+        ru0 = children_cpu()
         (jobs, secs, rate), cpu, wal = self.measure(
             lambda: self.driver('drain', '-c', '1', '-b', str(PERSISTENT_SLOTS)))
+        client = children_cpu() - ru0 - self.measure_overhead
         self.record('persistent/driver', rate, 'jobs/s', cpu_ms_per_1k=1e6 * cpu / max(jobs, 1),
-                    wal_bytes_per_job=wal / max(jobs, 1))
+                    wal_bytes_per_job=wal / max(jobs, 1),
+                    client_us_per_job=1e6 * client / max(jobs, 1))
 
     def _persistent(self, lang):
         n = self.m['persistent_jobs']
         self.reset('0')
         self.fill_jobq(n)
         self.settle()
+        ru0 = children_cpu()
         (secs, rss), cpu, wal = self.measure(lambda: self.run_worker(
             ['-c', str(PERSISTENT_SLOTS), '--persistent=1', '--burst', '--sweep-interval=0',
              '--log-file', os.path.join(self.out, f'persistent-{lang}.log'), '--']
@@ -1072,9 +1083,22 @@ class Bench:
             raise BenchError(f'jobq-worker --persistent --burst left {left} jobs')
         # NB: the time includes starting the handler process (for Node and
         # Python, their runtime): the figure is what a user of --burst sees
+        # the worker's CPU with its handler's (a child it reaps)
+        client = children_cpu() - ru0 - self.measure_overhead
         self.record(f'persistent/{lang}', n / secs, 'jobs/s', rss_kb=rss[0],
-                    cpu_ms_per_1k=1e6 * cpu / n, wal_bytes_per_job=wal / n)
+                    cpu_ms_per_1k=1e6 * cpu / n, wal_bytes_per_job=wal / n,
+                    client_us_per_job=1e6 * client / n)
         self.record(f'persistent_rss/{lang}', rss[0] / 1024, 'MB')
+
+    @property
+    def measure_overhead(self):
+        """CPU seconds of the psql calls measure() makes around a run (its
+        children too), measured once: subtracted from the client CPU."""
+        if not hasattr(self, '_measure_overhead'):
+            ru0 = children_cpu()
+            self.measure(lambda: None)
+            self._measure_overhead = children_cpu() - ru0
+        return self._measure_overhead
 
     def run_worker(self, args):
         """Run jobq-worker with args against the bench queue until it exits;
@@ -1105,6 +1129,7 @@ class Bench:
         self.reset('0')
         self.fill_jobq(n)
         self.settle()
+        ru0 = children_cpu()
         (secs, rss), cpu, wal = self.measure(lambda: self.run_worker(
             ['-c', str(c), '--burst', '--sweep-interval=0', '--log-file',
              os.path.join(self.out, 'worker.log'), '--', HANDLER]))
@@ -1638,6 +1663,24 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
               + (f' (target ≤ 10 MB: {met})' if c == 16 else ''))
     w('')
 
+    rows = [(k, best(R, f'persistent/{k}')) for k in ['driver'] + list(PERSISTENT_NOOPS)]
+    if any(b and 'client_us_per_job' in b['extra'] for _, b in rows):
+        w('Where the time of a drained job goes (best run of each; the driver is the libjobq '
+          'drain the persistent rows are measured against; client = the driver process, or '
+          'jobq-worker with its handler process, from getrusage of reaped children; server = '
+          'as above; wall = 1 / rate; with 2 cores the CPU of client and server overlap in '
+          'part). Microseconds per job:\n')
+        w('| run | wall | server CPU | client CPU | client CPU over the driver\'s |')
+        w('|---|---:|---:|---:|---:|')
+        base = rows[0][1]['extra'].get('client_us_per_job') if rows[0][1] else None
+        for k, b in rows:
+            if not b or 'client_us_per_job' not in b['extra']:
+                continue
+            e = b['extra']
+            more = fmt(e['client_us_per_job'] - base) if base is not None else 'n/a'
+            w(f"| persistent/{k} | {fmt(1e6 / b['best'])} | {fmt(e['cpu_ms_per_1k'])} | "
+              f"{fmt(e['client_us_per_job'])} | {more} |")
+        w('')
     for lang in PERSISTENT_NOOPS:
         b = best(R, f'persistent_rss/{lang}', False)
         if b:

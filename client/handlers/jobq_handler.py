@@ -23,9 +23,9 @@ library only.  The line protocol: doc/jobq-worker.md, "Persistent handlers".
 import collections
 import json
 import os
-import queue
 import sys
 import threading
+import time
 import traceback
 
 __all__ = ["run", "Retry", "Permanent"]
@@ -71,46 +71,119 @@ def _write_all(fd, data):
         data = data[os.write(fd, data):]
 
 
-def run(fn, jobs=1):
-    """Serve jobs from jobq-worker on stdin until it closes it; returns then.
+# A job is "fast" below this (seconds, a moving average); it is also how long
+# a line or an answer waits at most behind a job that turned out slow.
+FAST = 0.001
 
-    How it goes fast (a no-op function: about 5 us a job, where a thread
-    pool with one write per answer took 30): each of the `jobs` threads
-    takes the next line itself (from lines read 64 kB at a time), runs fn
-    and hands its answer to one writer thread, which writes every answer
-    waiting at that moment in one write.  Under load the answers of many
-    jobs go out together; an answer that is alone goes out at once.
+
+class _Server:
+    """The state the `jobs` threads share; every field under `cv`.
+
+    Slow jobs (the usual case: a function that waits on I/O) run in parallel,
+    each thread taking the next line as soon as there is one, each answer
+    written at once.  Fast jobs (under FAST on average) would pay more for
+    waking threads than for running: one thread runs the lines read together
+    one after the other and writes their answers in one write when it runs
+    out of lines, while one idle thread watches: if FAST passes with no job
+    started or finished, it writes the answers waiting and takes the next
+    line itself, so nothing waits behind a job that turned out slow.
     """
-    if not isinstance(jobs, int) or not 1 <= jobs <= 1000:
-        raise ValueError("jobs must be an integer from 1 to 1000")
-    sys.stdout.flush()
-    answers = queue.SimpleQueue()
-    lines = collections.deque()
-    take = threading.Lock()             # taking a line, and reading more
-    state = {"eof": False, "rest": b""}
 
-    def next_line():
-        with take:
-            while not lines:
-                if state["eof"]:
-                    return None
-                chunk = os.read(0, 65536)
-                if not chunk:
-                    state["eof"] = True
-                    return None
-                parts = (state["rest"] + chunk).split(b"\n")
-                state["rest"] = parts.pop()
-                lines.extend(p for p in parts if p)
-            return lines.popleft()
+    def __init__(self, fn, jobs):
+        self.fn = fn
+        self.jobs = jobs
+        self.cv = threading.Condition()
+        self.wlock = threading.Lock()       # one write at a time on stdout
+        self.lines = collections.deque()
+        self.rest = b""
+        self.eof = False
+        self.reading = False
+        self.pending = []                   # answers not written yet
+        self.events = 0                     # jobs started and finished
+        self.avg = None                     # the jobs' time, moving average
+        self.watching = False
+        self.running = 0                    # threads inside fn
 
-    def serve():
+    def fast(self):
+        return self.avg is not None and self.avg < FAST
+
+    def flush(self):
+        """Write the answers waiting (cv held)."""
+        if self.pending:
+            data = ("\n".join(self.pending) + "\n").encode()
+            self.pending = []
+            with self.wlock:
+                _write_all(1, data)
+
+    def read(self):
+        """Read more lines (cv held, released while reading)."""
+        self.reading = True
+        self.cv.release()
         try:
+            chunk = os.read(0, 65536)
+        finally:
+            self.cv.acquire()
+            self.reading = False
+        if not chunk:
+            self.eof = True
+            self.cv.notify_all()
+            return
+        parts = (self.rest + chunk).split(b"\n")
+        self.rest = parts.pop()
+        self.lines.extend(p for p in parts if p)
+        # slow jobs: a thread per line; fast ones: one watcher
+        self.cv.notify(len(self.lines) if not self.fast() else 1)
+
+    def next_line(self, active):
+        """The next line, or None at the end; active: this thread just ran
+        a job or read (cv held)."""
+        while True:
+            if self.lines and (active or not self.fast()):
+                self.events += 1
+                return self.lines.popleft()
+            if self.lines or (self.pending and self.running > 0):
+                if self.watching:
+                    self.cv.wait()
+                    continue
+                # fast jobs: watch the running one
+                seen = self.events
+                self.watching = True
+                self.cv.wait(FAST)
+                self.watching = False
+                if self.events == seen:
+                    self.flush()
+                    active = True       # no progress: take a line ourselves
+                continue
+            self.flush()                # nothing to run: the answers go now
+            if self.eof:
+                return None
+            if not self.reading:
+                self.read()
+                active = True
+                continue
+            self.cv.wait()
+
+    def serve(self):
+        try:
+            active = False
             while True:
-                line = next_line()
-                if line is None:
-                    return
+                with self.cv:
+                    line = self.next_line(active)
+                    if line is None:
+                        return
+                    self.running += 1
                 job = json.loads(line)
-                answers.put(_dumps(_answer(job["id"], fn, job)))
+                t = time.monotonic()
+                answer = _dumps(_answer(job["id"], self.fn, job))
+                t = time.monotonic() - t
+                with self.cv:
+                    self.running -= 1
+                    self.events += 1
+                    self.avg = t if self.avg is None else 0.9 * self.avg + 0.1 * t
+                    self.pending.append(answer)
+                    if not self.fast():
+                        self.flush()
+                active = True
         except BaseException:           # noqa: BLE001 - a bad line, SystemExit in fn
             # as an uncaught exception would end a one-thread loop: the
             # worker fails this process's jobs and starts it again
@@ -118,31 +191,24 @@ def run(fn, jobs=1):
             sys.stderr.flush()
             os._exit(1)
 
-    def writer():
-        while True:
-            a = answers.get()
-            if a is None:
-                return
-            batch = [a]
-            while True:
-                try:
-                    a = answers.get_nowait()
-                except queue.Empty:
-                    break
-                if a is None:
-                    _write_all(1, ("\n".join(batch) + "\n").encode())
-                    return
-                batch.append(a)
-            _write_all(1, ("\n".join(batch) + "\n").encode())
 
+def run(fn, jobs=1):
+    """Serve jobs from jobq-worker on stdin until it closes it; returns then.
+
+    The function runs in `jobs` threads; see _Server for how lines and
+    answers are shared out among them (a no-op function costs about 10 us
+    of CPU a job: a thread per line and a write per answer cost 30 to 40).
+    """
+    if not isinstance(jobs, int) or not 1 <= jobs <= 1000:
+        raise ValueError("jobs must be an integer from 1 to 1000")
+    sys.stdout.flush()
+    server = _Server(fn, jobs)
     _write_all(1, (_dumps({"ready": True, "jobs": jobs}) + "\n").encode())
-    out = threading.Thread(target=writer, name="jobq-writer", daemon=True)
-    out.start()
-    servers = [threading.Thread(target=serve, name="jobq-%d" % i, daemon=True)
+    threads = [threading.Thread(target=server.serve, name="jobq-%d" % i, daemon=True)
                for i in range(jobs)]
-    for t in servers:
+    for t in threads:
         t.start()
-    for t in servers:
+    for t in threads:
         t.join()
-    answers.put(None)
-    out.join()
+    with server.cv:
+        server.flush()
