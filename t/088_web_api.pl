@@ -277,6 +277,34 @@ is_deeply([ map { $_->{action} } @{ decode_json($body) } ], [ 'delete_where', 'c
 ($code) = req($b, 'GET', '/api/audit', [$auth_viewer]);
 is($code, 403, 'the audit trail is jobq_admin\'s: 403 for the viewer');
 
+# --- queue settings: PATCH /api/queues/Q (jobq_alter_queue), as described by the session
+($code, $hdr, $body) = req($b, 'GET', '/api/session', [$auth_admin]);
+my %desc = map { $_->{name} => $_ } @{ decode_json($body)->{settings} };
+is_deeply([ $desc{lease}{kind}, $desc{max_attempts}{kind}, $desc{notify}{kind}, $desc{group_mode}{kind},
+	join(',', @{ $desc{group_mode}{choices} }) ], [ 'SECONDS', 'INTEGER', 'BOOLEAN', 'CHOICE', 'none,fifo,limit' ],
+	'the session describes every queue setting (kind, choices) from jobq-contract.h');
+my @patch = ($auth_admin, 'X-Jobq-Request: 1', 'Content-Type: application/json');
+my $setting = sub { $node->safe_psql('postgres', "SELECT $_[0] FROM jobq_queues() WHERE queue = 'bulk'") };
+($code) = req($b, 'PATCH', '/api/queues/bulk', [ $auth_viewer, 'X-Jobq-Request: 1', 'Content-Type: application/json' ],
+	'{"max_attempts": 9}');
+is("$code " . $setting->('max_attempts'), '403 1', 'the viewer cannot change a setting');
+($code, $hdr, $body) = req($b, 'PATCH', '/api/queues/bulk', [@patch],
+	'{"max_attempts": 9, "lease": "10 minutes", "notify": false, "group_mode": "fifo", "rate": null}');
+is($code, 200, 'PATCH /api/queues/Q: 200');
+is(join(' ', map { $setting->($_) } qw(max_attempts lease notify group_mode rate)), '9 00:10:00 f fifo 0',
+	'... the settings given are changed, a null one is left as it was');
+is($node->safe_psql('postgres', "SELECT actor || ' ' || action FROM jobq_audit(max_rows => 1)"), 'admin alter_queue',
+	'... and the audit trail has it');
+for my $bad ([ '{"nope": 1}', 400, 'unknown queue setting' ], [ '{"max_attempts": "x"}', 400, 'wrong type' ],
+	[ '{"max_attempts": 0}', 400, '22023' ], [ '{"group_mode": "chaos"}', 400, '22023' ])
+{
+	($code, $hdr, $body) = req($b, 'PATCH', '/api/queues/bulk', [@patch], $bad->[0]);
+	ok($code == $bad->[1] && $body =~ /$bad->[2]/, "PATCH $bad->[0]: $bad->[1], $bad->[2]") or diag("$code $body");
+}
+is($setting->('max_attempts'), '9', 'none of the refused changes changed anything');
+($code) = req($b, 'PATCH', '/api/queues/nosuch', [@patch], '{"max_attempts": 2}');
+is($code, 404, 'PATCH of an unknown queue: 404');
+
 # --- a value past 256 kB: cut in the job, whole as a download
 my $bigid = $node->safe_psql('postgres', q{SELECT jobq_enqueue('bulk', jsonb_build_object('blob', repeat('x', 300000)))});
 ($code, $hdr, $body) = req($b, 'GET', "/api/jobs/$bigid", [$auth_admin]);

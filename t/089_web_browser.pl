@@ -6,7 +6,8 @@
 # database agrees; the read-only user sees no action; a phone's width has
 # no horizontal scroll; the enqueue form checks its JSON, and its job is
 # in the database; the job page has its jobq commands; the queue page draws its charts; the schedules and workers pages
-# render; Run now on a schedule and Quiet on a worker (the database agrees);
+# render; a setting edited on the queue page (only it sent; the database
+# agrees); Run now on a schedule and Quiet on a worker (the database agrees);
 # filter -> select all matching -> retry with the typed confirmation above
 # 1,000 jobs and progress in two batches, select the jobs shown -> cancel
 # (the database agrees); the audit page names the dashboard user; the
@@ -101,7 +102,7 @@ for my $line (split /\n/, $out)
 	ok($r->{ok}, $r->{name}) or diag($r->{detail} // '');
 	$n++;
 }
-is($n, 37, 'the browser ran every check');
+is($n, 38, 'the browser ran every check');
 is($node->safe_psql('postgres', "SELECT count(*) FROM jobq_list('mails', 'ready', filters => '{\"payload\": {\"from\": \"the form\"}}')"),
 	'1', 'the job of the enqueue form is in the database');
 is($node->safe_psql('postgres', "SELECT state FROM jobq_job($dead_id)"), 'ready',
@@ -109,6 +110,8 @@ is($node->safe_psql('postgres', "SELECT state FROM jobq_job($dead_id)"), 'ready'
 is($node->safe_psql('postgres', "SELECT string_agg(state || ':' || n, ' ' ORDER BY state) FROM (SELECT state, count(*) n FROM jobq_list('bulkq', NULL, 10000) GROUP BY state) s"),
 	"cancelled:50 dead:" . ($others - 50) . " ready:$matching",
 	'bulkq in the database: the matching jobs retried, 50 others cancelled');
+is($node->safe_psql('postgres', "SELECT max_attempts FROM jobq_queues() WHERE queue = 'mails'"), '4',
+	'the setting edited in the browser is in the database');
 is($node->safe_psql('postgres', "SELECT state FROM jobq_workers() WHERE name = 'ui-worker'"), 'quiet',
 	'the worker quieted in the browser is quiet');
 is($node->safe_psql('postgres', "SELECT count(*) FROM jobq_list('mails', filters => '{\"key_prefix\": \"schedule:nightly:manual:\"}')"), '1',

@@ -27,6 +27,7 @@
  *	  GET  /api/audit?queue=Q&before=ID&limit=N
  *	  POST /api/workers/TARGET/quiet|stop|resume
  *	  POST /api/schedules/NAME/pause|resume|trigger
+ *	  PATCH /api/queues/Q            {"setting": value, ...}: jobq_alter_queue
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -125,6 +126,126 @@ cached1(const WebUser *user, WebStmt st, int n, const char *const *params)
 	return cached(user, 1, sts, NULL, np, pp);
 }
 
+/*
+ * The queue settings (jobq-contract.h): the names PATCH /api/queues/Q
+ * takes, the JSON kind of their values, and what GET /api/session tells
+ * the UI about them (kind, bounds, default, choices).
+ */
+typedef struct SettingDesc
+{
+	const char *name;
+	const char *kind;			/* SECONDS, INTEGER, BOOLEAN, CHOICE */
+	long long	lo,
+				hi,
+				dflt;
+	const char *const *choices; /* CHOICE: NULL-terminated */
+	int			v020;			/* 0.2.0's SQL only */
+} SettingDesc;
+
+#define SETTING_CHOICE_VALUE(value) #value,
+#define SETTING_CHOICES_SECONDS(name) NULL
+#define SETTING_CHOICES_INTEGER(name) NULL
+#define SETTING_CHOICES_BOOLEAN(name) NULL
+#define SETTING_CHOICES_CHOICE(name) \
+	((const char *const[]) {JOBQ_CHOICES_##name(SETTING_CHOICE_VALUE) NULL})
+#define SETTING_DESC(name, kind, lo, hi, dflt) \
+	{#name, #kind, lo, hi, dflt, SETTING_CHOICES_##kind(name), 0},
+#define SETTING_DESC_020(name, kind, lo, hi, dflt) \
+	{#name, #kind, lo, hi, dflt, SETTING_CHOICES_##kind(name), 1},
+
+static const SettingDesc settings[] = {
+	JOBQ_QUEUE_SETTINGS(SETTING_DESC)
+	JOBQ_QUEUE_SETTINGS_020(SETTING_DESC_020)
+};
+
+#define NSETTINGS ((int) (sizeof(settings) / sizeof(settings[0])))
+
+/* the settings this database takes, as the JSON array of the session */
+static void
+settings_json(JobqBuf *b, int v020)
+{
+	int			first = 1;
+
+	jobq_buf_puts(b, "[");
+	for (int i = 0; i < NSETTINGS; i++)
+	{
+		const SettingDesc *d = &settings[i];
+
+		if (d->v020 && !v020)
+			continue;
+		jobq_buf_printf(b, "%s{\"name\": \"%s\", \"kind\": \"%s\", \"min\": %lld, "
+						"\"max\": %lld, \"default\": %lld", first ? "" : ", ", d->name,
+						d->kind, d->lo, d->hi, d->dflt);
+		if (d->choices != NULL)
+		{
+			jobq_buf_puts(b, ", \"choices\": [");
+			for (int k = 0; d->choices[k] != NULL; k++)
+				jobq_buf_printf(b, "%s\"%s\"", k ? ", " : "", d->choices[k]);
+			jobq_buf_puts(b, "]");
+		}
+		jobq_buf_puts(b, "}");
+		first = 0;
+	}
+	jobq_buf_puts(b, "]");
+}
+
+/*
+ * PATCH /api/queues/Q: {"setting": value, ...}, each a setting this
+ * database has (null: leave it), SECONDS as a number of seconds or an
+ * interval's text, INTEGER a number, BOOLEAN true or false, CHOICE one of
+ * its values as a string.  The server checks the values (400 with its
+ * message).
+ */
+static WebResult
+alter_queue(const char *queue, const char *body, size_t len, const WebUser *user)
+{
+	WebFeatures f;
+	JobqJsonMember m[64];
+	int			n;
+	const char *why;
+	const char *p[2] = {queue, body};
+
+	web_db_features(&f);
+	if (len == 0 || !jobq_json_object_scan(body, len, m, 64, &n, &why))
+		return web_error(400, "the body must be a JSON object of settings");
+	for (int i = 0; i < n; i++)
+	{
+		const SettingDesc *d = NULL;
+		int			ok;
+
+		for (int k = 0; k < NSETTINGS; k++)
+			if (strlen(settings[k].name) == m[i].namelen &&
+				memcmp(settings[k].name, m[i].name, m[i].namelen) == 0 &&
+				(!settings[k].v020 || f.settings_020))
+				d = &settings[k];
+		if (d == NULL)
+			return web_error(400, "unknown queue setting in the body (GET /api/session lists "
+							 "the settings of this database)");
+		if (m[i].kind == JOBQ_JV_NULL)
+			continue;
+		switch (d->kind[0])
+		{
+			case 'S':
+				ok = m[i].kind == JOBQ_JV_NUMBER || m[i].kind == JOBQ_JV_STRING;
+				break;
+			case 'I':
+				ok = m[i].kind == JOBQ_JV_NUMBER;
+				break;
+			case 'B':
+				ok = m[i].kind == JOBQ_JV_TRUE || m[i].kind == JOBQ_JV_FALSE;
+				break;
+			default:
+				ok = m[i].kind == JOBQ_JV_STRING;
+				break;
+		}
+		if (!ok)
+			return web_error(400, "a setting of the wrong type: durations are seconds or "
+							 "interval text, counts numbers, switches true or false, "
+							 "choices strings");
+	}
+	return run1(user, 1, f.settings_020 ? ST_ALTER_QUEUE_020 : ST_ALTER_QUEUE, 2, p);
+}
+
 static WebResult
 session(const WebUser *user)
 {
@@ -154,6 +275,12 @@ session(const WebUser *user)
 					f.audit ? "true" : "false", f.job_value ? "true" : "false",
 					f.worker_signal ? "true" : "false",
 					f.schedule_actions ? "true" : "false");
+	/* the closing brace of the object goes after the settings */
+	b.len--;
+	b.data[b.len] = '\0';
+	jobq_buf_puts(&b, ", \"settings\": ");
+	settings_json(&b, f.settings_020);
+	jobq_buf_puts(&b, "}");
 	jobq_xcheck(&b);
 	free(r.body);
 	r.body = b.data;
@@ -463,11 +590,23 @@ web_api(struct MHD_Connection *c, const char *method, const char *path,
 {
 	int			get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	int			post = strcmp(method, "POST") == 0;
+	int			patch = strcmp(method, "PATCH") == 0;
 	WebFeatures f;
 	const char *rest;
 
 	web_db_features(&f);
-	if (!get && !post)
+	if (!get && !post && !patch)
+		return web_error(405, "method not allowed");
+	/* PATCH /queues/Q: its settings */
+	if (strncmp(path, "/queues/", 8) == 0 && strchr(path + 8, '/') == NULL)
+	{
+		if (!patch)
+			return web_error(405, "method not allowed");
+		if (!jobq_valid_queue_name(path + 8))
+			return web_error(400, "invalid queue name");
+		return alter_queue(path + 8, body, bodylen, user);
+	}
+	if (patch)
 		return web_error(405, "method not allowed");
 
 	if (strcmp(path, "/session") == 0)

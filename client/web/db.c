@@ -151,6 +151,25 @@ static const char *const stmt_templates[ST__COUNT] = {
 	" FROM %s.jobq_resume_schedule($1) r",
 	[ST_SCHEDULE_TRIGGER] =
 	"SELECT json_build_object('name', $1::text, 'id', %s.jobq_trigger_schedule($1))::text",
+
+	/*
+	 * $1 the queue, $2 the request's JSON object of settings (api.c checked
+	 * its names): each setting passed by name from it, a missing or null one
+	 * as NULL, which jobq_alter_queue leaves as it is.  The settings are
+	 * those of jobq-contract.h, so a new one needs no change here.
+	 */
+#define ALTER_SQL_TYPE_SECONDS "interval"
+#define ALTER_SQL_TYPE_INTEGER "integer"
+#define ALTER_SQL_TYPE_BOOLEAN "boolean"
+#define ALTER_SQL_TYPE_CHOICE "text"
+#define ALTER_ARG(name, kind, lo, hi, dflt) \
+	", " #name " => (a.b ->> '" #name "')::" ALTER_SQL_TYPE_##kind
+	[ST_ALTER_QUEUE] =
+	"SELECT json_build_object('queue', $1::text)::text FROM (SELECT $2::jsonb AS b) a,"
+	" %s.jobq_alter_queue($1" JOBQ_QUEUE_SETTINGS(ALTER_ARG) ") r",
+	[ST_ALTER_QUEUE_020] =
+	"SELECT json_build_object('queue', $1::text)::text FROM (SELECT $2::jsonb AS b) a,"
+	" %s.jobq_alter_queue($1" JOBQ_QUEUE_SETTINGS(ALTER_ARG) JOBQ_QUEUE_SETTINGS_020(ALTER_ARG) ") r",
 };
 
 typedef struct Slot
@@ -194,13 +213,20 @@ probe_features(PGconn *pg, const char *schema)
 		" coalesce(bool_or(p.proname = 'jobq_job_value'), false),"
 		" coalesce(bool_or(p.proname = 'jobq_worker_signal'), false),"
 		" coalesce(bool_or(p.proname = 'jobq_trigger_schedule'), false),"
+		" coalesce(bool_or(p.proname = 'jobq_alter_queue' AND p.pronargs > $2::int), false),"
 		/* the audit trail reads jobq.actor as a placeholder setting */
 		" EXISTS (SELECT FROM pg_settings WHERE name = 'jobq.actor')"
 		" OR coalesce(bool_or(p.proname = 'jobq_audit'), false)"
 		" FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
 		" WHERE n.nspname = $1 AND p.proname LIKE 'jobq\\_%'";
-	const char *params[1] = {schema};
-	PGresult   *r = PQexecParams(pg, q, 1, NULL, params, NULL, NULL, 0);
+#define COUNT_ONE(name, kind, lo, hi, dflt) + 1
+	char		nargs_010[16];
+	const char *params[2] = {schema, nargs_010};
+	PGresult   *r;
+
+	/* jobq_alter_queue of 0.1.0: the queue and its settings */
+	snprintf(nargs_010, sizeof(nargs_010), "%d", 1 JOBQ_QUEUE_SETTINGS(COUNT_ONE));
+	r = PQexecParams(pg, q, 2, NULL, params, NULL, NULL, 0);
 
 	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
 	{
@@ -218,7 +244,8 @@ probe_features(PGconn *pg, const char *schema)
 		f.job_value = PQgetvalue(r, 0, 8)[0] == 't';
 		f.worker_signal = PQgetvalue(r, 0, 9)[0] == 't';
 		f.schedule_actions = PQgetvalue(r, 0, 10)[0] == 't';
-		f.actor = PQgetvalue(r, 0, 11)[0] == 't';
+		f.settings_020 = PQgetvalue(r, 0, 11)[0] == 't';
+		f.actor = PQgetvalue(r, 0, 12)[0] == 't';
 		pthread_mutex_lock(&pool_lock);
 		features = f;
 		pthread_mutex_unlock(&pool_lock);

@@ -152,6 +152,9 @@ typedef enum WebStmt
 	ST_SCHEDULE_PAUSE,
 	ST_SCHEDULE_RESUME,
 	ST_SCHEDULE_TRIGGER,
+	/* queue settings (jobq_alter_queue), of 0.1.0's SQL and of 0.2.0's */
+	ST_ALTER_QUEUE,
+	ST_ALTER_QUEUE_020,
 	ST__COUNT
 } WebStmt;
 
@@ -170,6 +173,7 @@ typedef struct WebFeatures
 	int			job_value;		/* jobq_job_value() */
 	int			worker_signal;	/* jobq_worker_signal() */
 	int			schedule_actions;	/* jobq_trigger_schedule() and the like */
+	int			settings_020;	/* jobq_alter_queue takes JOBQ_QUEUE_SETTINGS_020 */
 	int			actor;			/* the jobq.actor setting exists */
 } WebFeatures;
 

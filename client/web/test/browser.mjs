@@ -123,6 +123,14 @@ try {
   await a.page.waitForSelector('svg.chart');
   check(await a.page.locator('figure svg.chart').count() === 3, 'the queue page draws three charts');
   check((await a.page.locator('.fields').textContent()).includes('max_attempts'), 'the queue page shows the settings');
+  // the admin edits a setting: only the changed one is sent (t/089 checks the database)
+  await a.page.locator('main h2', { hasText: 'Settings' }).getByRole('button', { name: 'Edit' }).click();
+  let patch = null;
+  a.page.on('request', (r) => { if (r.method() === 'PATCH') patch = r.postData(); });
+  await a.page.locator('form.settings input[name=max_attempts]').fill('4');
+  await a.page.locator('form.settings').getByRole('button', { name: 'Save' }).click();
+  await a.page.locator('#toasts .toast', { hasText: 'mails: max_attempts changed' }).waitFor();
+  check(patch === '{"max_attempts":4}', 'editing a setting sends only that setting', patch);
   await a.page.screenshot({ path: shots + '/queue.png', fullPage: true });
   await a.page.goto(base + 'schedules');
   await a.page.waitForSelector('main table');

@@ -38,9 +38,9 @@ export async function get(path, params) {
   return answer(await fetch(u, { headers: { Accept: 'application/json' }, credentials: 'same-origin' }));
 }
 
-export async function post(path, body) {
+export async function post(path, body, method) {
   return answer(await fetch(url('api' + path), {
-    method: 'POST',
+    method: method || 'POST',
     credentials: 'same-origin',
     headers: { 'Content-Type': 'application/json', 'X-Jobq-Request': '1', Accept: 'application/json' },
     body: JSON.stringify(body || {}),

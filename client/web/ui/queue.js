@@ -1,11 +1,11 @@
-// queue.js: one queue (/queues/<name>): its counts and settings,
-// pause/resume, and charts from jobq_metrics over a chosen range:
+// queue.js: one queue (/queues/<name>): its counts and settings (edited
+// by admins), pause/resume, and charts from jobq_metrics over a chosen range:
 // throughput (enqueued, completed, dead per bucket), wait and run latency
 // (p95), and the age of the oldest ready job (which a histogram of
 // finished jobs cannot show when a queue stalls).
 
 import { get, post } from './api.js';
-import { actionButton, fill, fmtNum, h, link } from './dom.js';
+import { actionButton, fill, fmtNum, h, link, toast } from './dom.js';
 import { fmtSeconds, intervalSeconds, lineChart } from './chart.js';
 import { retryDeadButton } from './bulk.js';
 
@@ -30,6 +30,59 @@ export function queuePage(root, ctx) {
   fill(root, h('h1', { text: 'Queue ' + name }), head, host, counts,
     ctx.session.endpoints.metrics ? [h('h2', { text: 'Over time' }), ranges, charts] : null, settings);
 
+  // the settings form (admin): an input per setting of GET /api/session,
+  // only the changed ones sent (PATCH /api/queues/Q: jobq_alter_queue);
+  // the page's refresh leaves it alone while it is open
+  let editing = false;
+  function settingsForm(qs) {
+    const inputs = {};
+    const rows = ctx.session.settings.map((d) => {
+      const v = qs[d.name];
+      let input;
+      if (d.kind === 'BOOLEAN') {
+        input = h('input', { type: 'checkbox', name: d.name });
+        input.checked = v === true;
+      } else if (d.kind === 'CHOICE') {
+        input = h('select', { name: d.name }, d.choices.map((c) => h('option', { value: c, selected: c === v, text: c })));
+      } else if (d.kind === 'INTEGER') {
+        input = h('input', { type: 'number', name: d.name, min: d.min, max: d.max, step: 1, value: v === null ? '' : v });
+      } else {
+        input = h('input', { name: d.name, value: v === null ? '' : v, placeholder: 'e.g. 5 minutes', autocomplete: 'off' });
+      }
+      inputs[d.name] = { d, input, before: v };
+      return [h('dt', {}, h('label', { text: d.name })), h('dd', {}, input)];
+    });
+    const form = h('form', { class: 'settings' }, h('h2', { text: 'Settings' }), h('dl', { class: 'fields' }, rows));
+    const save = h('button', { type: 'submit', text: 'Save' });
+    const cancel = h('button', { type: 'button', text: 'Cancel', onclick: () => { editing = false; page.refresh(); } });
+    form.append(h('div', { class: 'actions' }, save, cancel));
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      if (save.disabled) return;
+      const changes = {};
+      for (const [k, { d, input, before }] of Object.entries(inputs)) {
+        let v;
+        if (d.kind === 'BOOLEAN') v = input.checked;
+        else if (d.kind === 'INTEGER') v = input.value === '' ? null : Number(input.value);
+        else v = input.value.trim() === '' ? null : input.value.trim();
+        if (v !== null && String(v) !== String(before)) changes[k] = v;
+      }
+      if (!Object.keys(changes).length) { editing = false; page.refresh(); return; }
+      save.disabled = true;
+      try {
+        await post('/queues/' + encodeURIComponent(name), changes, 'PATCH');
+        toast(name + ': ' + Object.keys(changes).join(', ') + ' changed', 'ok');
+        editing = false;
+        await page.refresh();
+      } catch (e) {
+        toast(e.message, 'error');
+      } finally {
+        save.disabled = false;
+      }
+    });
+    return form;
+  }
+
   const page = {
     async refresh() {
       const ov = await get('/overview');
@@ -48,9 +101,12 @@ export function queuePage(root, ctx) {
         h('div', { class: 'count' + (k === 'expired' && q[k] > 0 ? ' warn' : '') },
           h('span', { class: 'n', text: fmtNum(q[k]) }), h('span', { class: 'k', text: k }))));
       const qs = (await get('/queues')).find((x) => x.queue === name);
-      if (qs) {
-        fill(settings, h('h2', { text: 'Settings' }), h('dl', { class: 'fields' },
-          Object.entries(qs).filter(([k]) => k !== 'queue').map(([k, v]) => [h('dt', { text: k }), h('dd', { text: v === null ? '' : String(v) })])));
+      if (qs && !editing) {
+        const canEdit = ctx.canAct('admin') && (ctx.session.settings || []).length;
+        fill(settings, h('h2', {}, 'Settings', canEdit ? ' ' : null,
+          canEdit ? h('button', { type: 'button', text: 'Edit', onclick: () => { editing = true; fill(settings, settingsForm(qs)); } }) : null),
+          h('dl', { class: 'fields' },
+            Object.entries(qs).filter(([k]) => k !== 'queue').map(([k, v]) => [h('dt', { text: k }), h('dd', { text: v === null ? '' : String(v) })])));
       }
       if (!ctx.session.endpoints.metrics) return;
       // the period ends at the next whole minute, so every tab asks the
