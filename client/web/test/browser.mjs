@@ -70,12 +70,33 @@ async function noHorizontalScroll(page) {
 try {
   // --- the admin: overview, job page, retry
   const a = await open('admin', 's3cret');
+
+  // keyset paging while a worker drains queue drain: each page ascending,
+  // the next page wholly after the first, none twice
+  await a.page.goto(base + 'jobs?queue=drain&state=ready');
+  await a.page.waitForSelector('table.jobs');
+  const idsOf = async () => (await a.page.locator('table.jobs tbody tr td:nth-child(2)').allTextContents()).map(Number);
+  const page1 = await idsOf();
+  await a.page.getByRole('button', { name: 'Next →' }).click();
+  await a.page.waitForURL(/after=/);
+  await a.page.waitForFunction((first) => {
+    const c = document.querySelector('table.jobs tbody tr td:nth-child(2)');
+    return c && Number(c.textContent) > first;
+  }, page1[page1.length - 1]);
+  const page2 = await idsOf();
+  const ascending = (xs) => xs.every((x, i) => i === 0 || xs[i - 1] < x);
+  check(page1.length === 50 && page2.length === 50 && ascending(page1) && ascending(page2) &&
+    page2[0] > page1[page1.length - 1], 'keyset pages while a worker drains: ascending, the second after the first',
+    page1.slice(-3).join(',') + ' | ' + page2.slice(0, 3).join(','));
   await a.page.goto(base);
   await a.page.waitForSelector('table.queues');
   const row = a.page.locator('table.queues tr', { hasText: 'mails' });
   const cells = await row.locator('td').allTextContents();
   check(cells[1] === process.env.MAILS_READY, 'the overview shows the ready count of mails', cells.join('|'));
   check(await a.page.locator('.strip .count').count() === 6, 'the counter strip has six counts');
+  const archive = await a.page.locator('table.queues tr', { hasText: 'archive' }).locator('td').allTextContents();
+  check(archive[6] === '100,000+' && (await a.page.locator('.strip .count.completed .n').textContent()).endsWith('+'),
+    'a count past jobq_counts\' cap shows as 100,000+, and so does its total', archive.join('|'));
   await a.page.waitForSelector('table.queues svg.spark');
   check(await a.page.locator('table.queues svg.spark').count() === await a.page.locator('table.queues tbody tr').count(), 'a sparkline per queue');
   check(await a.page.getByRole('button', { name: 'Pause' }).count() > 0, 'the admin sees Pause');

@@ -118,3 +118,13 @@ export function confirmAction(host, message, opts) {
 export function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+// a count of jobq_counts as shown: a capped one (exact false and at its
+// cap: 100,001 for a finished state, 10,001 for delayed and expired) as
+// "100,000+"; returns {text, capped, n}
+const CAPS = { completed: 100001, dead: 100001, cancelled: 100001, delayed: 10001, expired: 10001 };
+export function countOf(q, k) {
+  const n = Number(q[k] || 0);
+  const capped = q.exact === false && CAPS[k] !== undefined && n >= CAPS[k];
+  return { n: capped ? CAPS[k] - 1 : n, capped, text: capped ? fmtNum(CAPS[k] - 1) + '+' : fmtNum(n) };
+}

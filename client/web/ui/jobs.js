@@ -6,7 +6,7 @@
 // state tab) and act on them in bulk (bulk.js).
 
 import { get, post } from './api.js';
-import { actionButton, clear, confirmAction, fmtNum, fmtTime, h, link, fill } from './dom.js';
+import { actionButton, clear, confirmAction, countOf, fmtNum, fmtTime, h, link, fill } from './dom.js';
 import { ACTIONS, actionState, runIds, runWhere } from './bulk.js';
 
 const STATES = ['', 'ready', 'delayed', 'running', 'completed', 'dead', 'cancelled'];
@@ -155,7 +155,10 @@ async function countMatching(queue, state, filters) {
   if (JSON.stringify(filters) === '{}') {
     const ov = await get('/overview');
     const q = ov.queues.find((x) => x.queue === queue);
-    if (q && q[state] !== undefined) return { count: Number(q[state]), capped: q.exact === false };
+    if (q && q[state] !== undefined) {
+      const c = countOf(q, state);
+      return { count: c.n, capped: c.capped };
+    }
   }
   return get('/jobs/count', { queue, state, filters: JSON.stringify(filters) === '{}' ? '' : JSON.stringify(filters) });
 }

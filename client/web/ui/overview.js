@@ -3,7 +3,7 @@
 // live worker, and the health findings when the server has jobq_health.
 
 import { get, post } from './api.js';
-import { actionButton, clear, fmtNum, h, link, fill, toast } from './dom.js';
+import { actionButton, clear, countOf, fmtNum, h, link, fill, toast } from './dom.js';
 import { fmtSeconds, intervalSeconds, sparkline } from './chart.js';
 import { retryDeadButton } from './bulk.js';
 
@@ -52,14 +52,22 @@ export function overviewPage(root, ctx) {
           spark = null;
         }
       }
+      // totals: a capped count of one queue makes its total a lower bound
       const totals = {};
-      for (const k of STRIP) totals[k] = 0;
-      for (const q of ov.queues) for (const k of STRIP) totals[k] += Number(q[k] || 0);
+      const capped = {};
+      for (const k of STRIP) { totals[k] = 0; capped[k] = false; }
+      for (const q of ov.queues) {
+        for (const k of STRIP) {
+          const c = countOf(q, k);
+          totals[k] += c.n;
+          capped[k] = capped[k] || c.capped;
+        }
+      }
       clear(strip);
       for (const k of STRIP) {
         const warn = k === 'expired' && totals[k] > 0 || k === 'dead' && totals[k] > 0;
         strip.append(h('div', { class: 'count ' + k + (warn ? ' warn' : '') },
-          h('span', { class: 'n', text: fmtNum(totals[k]) }), h('span', { class: 'k', text: k })));
+          h('span', { class: 'n', text: fmtNum(totals[k]) + (capped[k] ? '+' : '') }), h('span', { class: 'k', text: k })));
       }
       fill(table, queuesTable(ov.queues, workers, spark, ctx, page, host));
       clear(health);
@@ -98,7 +106,7 @@ function queuesTable(queues, workers, spark, ctx, page, host) {
         h('td', {}, link('queues/' + encodeURIComponent(q.queue), q.queue),
           q.paused ? h('span', { class: 'badge', text: 'paused' }) : null, badge),
         cols.map((c) => h('td', { class: 'num' + (c === 'expired' && q[c] > 0 ? ' warn' : '') },
-          link('jobs?queue=' + encodeURIComponent(q.queue) + '&state=' + (c === 'expired' ? 'running' : c), fmtNum(q[c])))),
+          link('jobs?queue=' + encodeURIComponent(q.queue) + '&state=' + (c === 'expired' ? 'running' : c), countOf(q, c).text))),
         h('td', { class: 'num', text: q.oldest_ready_age ? fmtSeconds(intervalSeconds(q.oldest_ready_age)) : '' }),
         spark ? h('td', {}, sparkline(spark[q.queue] || [], 'completed per minute in ' + q.queue)) : null,
         act ? h('td', { class: 'acts' }, actionButton(q.paused ? 'Resume' : 'Pause', async () => {

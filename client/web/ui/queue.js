@@ -5,7 +5,7 @@
 // finished jobs cannot show when a queue stalls).
 
 import { get, post } from './api.js';
-import { actionButton, fill, fmtNum, h, link, toast } from './dom.js';
+import { actionButton, countOf, fill, h, link, toast } from './dom.js';
 import { fmtSeconds, intervalSeconds, lineChart } from './chart.js';
 import { retryDeadButton } from './bulk.js';
 
@@ -99,7 +99,7 @@ export function queuePage(root, ctx) {
           ? retryDeadButton(name, q.dead, host, () => page.refresh()) : null);
       fill(counts, ['ready', 'delayed', 'running', 'expired', 'dead', 'completed', 'cancelled'].map((k) =>
         h('div', { class: 'count' + (k === 'expired' && q[k] > 0 ? ' warn' : '') },
-          h('span', { class: 'n', text: fmtNum(q[k]) }), h('span', { class: 'k', text: k }))));
+          h('span', { class: 'n', text: countOf(q, k).text }), h('span', { class: 'k', text: k }))));
       const qs = (await get('/queues')).find((x) => x.queue === name);
       if (qs && !editing) {
         const canEdit = ctx.canAct('admin') && (ctx.session.settings || []).length;
