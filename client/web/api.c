@@ -375,6 +375,41 @@ body_queue(const char *body, size_t len, char **queue, WebResult *err)
 	return 0;
 }
 
+#define lengthof(a) ((int) (sizeof(a) / sizeof((a)[0])))
+
+/* a member a request body may have, and its JSON kind (JOBQ_JV_NULL: any) */
+typedef struct BodyMember
+{
+	const char *name;
+	JobqJsonKind kind;
+} BodyMember;
+
+/*
+ * The members of a body against the allowed ones: NULL when they pass,
+ * else "unknown" (a name not allowed) or "kind" (a value of another kind;
+ * null is accepted from the member nullable_from on).
+ */
+static const char *
+check_members(const JobqJsonMember *m, int n, const BodyMember *allowed, int nallowed,
+			  int nullable_from)
+{
+	for (int i = 0; i < n; i++)
+	{
+		int			k;
+
+		for (k = 0; k < nallowed; k++)
+			if (strlen(allowed[k].name) == m[i].namelen &&
+				memcmp(allowed[k].name, m[i].name, m[i].namelen) == 0)
+				break;
+		if (k == nallowed)
+			return "unknown";
+		if (allowed[k].kind != JOBQ_JV_NULL && m[i].kind != allowed[k].kind &&
+			!(k >= nullable_from && m[i].kind == JOBQ_JV_NULL))
+			return "kind";
+	}
+	return NULL;
+}
+
 /*
  * POST /api/enqueue: a JSON object with queue (string) and payload (any
  * JSON) and optionally run_at, delay, dedupe_key (strings), priority and
@@ -384,11 +419,7 @@ body_queue(const char *body, size_t len, char **queue, WebResult *err)
 static WebResult
 enqueue(const char *body, size_t len, const WebUser *user)
 {
-	static const struct
-	{
-		const char *name;
-		JobqJsonKind kind;		/* JOBQ_JV_NULL: any */
-	}			allowed[] = {
+	static const BodyMember allowed[] = {
 		{"queue", JOBQ_JV_STRING}, {"payload", JOBQ_JV_NULL}, {"run_at", JOBQ_JV_STRING},
 		{"delay", JOBQ_JV_STRING}, {"dedupe_key", JOBQ_JV_STRING},
 		{"priority", JOBQ_JV_NUMBER}, {"max_attempts", JOBQ_JV_NUMBER},
@@ -400,23 +431,13 @@ enqueue(const char *body, size_t len, const WebUser *user)
 
 	if (len == 0 || !jobq_json_object_scan(body, len, m, 16, &n, &why))
 		return web_error(400, "the body must be a JSON object");
-	for (int i = 0; i < n; i++)
-	{
-		size_t		k;
-
-		for (k = 0; k < sizeof(allowed) / sizeof(allowed[0]); k++)
-			if (strlen(allowed[k].name) == m[i].namelen &&
-				memcmp(allowed[k].name, m[i].name, m[i].namelen) == 0)
-				break;
-		if (k == sizeof(allowed) / sizeof(allowed[0]))
-			return web_error(400, "unknown member in the body (allowed: queue, payload, "
-							 "run_at, delay, priority, max_attempts, dedupe_key)");
-		if (allowed[k].kind != JOBQ_JV_NULL && m[i].kind != allowed[k].kind &&
-			!(k > 1 && m[i].kind == JOBQ_JV_NULL))
-			return web_error(400, allowed[k].kind == JOBQ_JV_STRING ?
-							 "queue, run_at, delay and dedupe_key must be strings" :
-							 "priority and max_attempts must be numbers");
-	}
+	why = check_members(m, n, allowed, lengthof(allowed), 2);
+	if (why != NULL && why[0] == 'u')
+		return web_error(400, "unknown member in the body (allowed: queue, payload, "
+						 "run_at, delay, priority, max_attempts, dedupe_key)");
+	if (why != NULL)
+		return web_error(400, "queue, run_at, delay and dedupe_key must be strings, "
+						 "priority and max_attempts numbers");
 	if (jobq_json_member(m, n, "queue") == NULL || jobq_json_member(m, n, "payload") == NULL)
 		return web_error(400, "queue and payload are required");
 	p[0] = body;
@@ -446,11 +467,7 @@ static const struct
 static WebResult
 bulk(int action, const char *body, size_t len, const WebUser *user)
 {
-	static const struct
-	{
-		const char *name;
-		JobqJsonKind kind;
-	}			allowed[] = {
+	static const BodyMember allowed[] = {
 		{"ids", JOBQ_JV_ARRAY}, {"queue", JOBQ_JV_STRING}, {"state", JOBQ_JV_STRING},
 		{"filters", JOBQ_JV_OBJECT}, {"after", JOBQ_JV_STRING}, {"max_rows", JOBQ_JV_NUMBER},
 	};
@@ -462,21 +479,13 @@ bulk(int action, const char *body, size_t len, const WebUser *user)
 
 	if (len == 0 || !jobq_json_object_scan(body, len, m, 16, &n, &why))
 		return web_error(400, "the body must be a JSON object");
-	for (int i = 0; i < n; i++)
-	{
-		size_t		k;
-
-		for (k = 0; k < sizeof(allowed) / sizeof(allowed[0]); k++)
-			if (strlen(allowed[k].name) == m[i].namelen &&
-				memcmp(allowed[k].name, m[i].name, m[i].namelen) == 0)
-				break;
-		if (k == sizeof(allowed) / sizeof(allowed[0]))
-			return web_error(400, "unknown member in the body (allowed: ids, or queue, state, "
-							 "filters, after, max_rows)");
-		if (m[i].kind != allowed[k].kind && !(k > 1 && m[i].kind == JOBQ_JV_NULL))
-			return web_error(400, "ids must be an array of job ids, queue, state and after "
-							 "strings, filters an object, max_rows a number");
-	}
+	why = check_members(m, n, allowed, lengthof(allowed), 2);
+	if (why != NULL && why[0] == 'u')
+		return web_error(400, "unknown member in the body (allowed: ids, or queue, state, "
+						 "filters, after, max_rows)");
+	if (why != NULL)
+		return web_error(400, "ids must be an array of job ids, queue, state and after "
+						 "strings, filters an object, max_rows a number");
 	by_ids = jobq_json_member(m, n, "ids") != NULL;
 	if (by_ids == (jobq_json_member(m, n, "queue") != NULL))
 		return web_error(400, "the body needs either ids or queue (with state, filters, "

@@ -127,9 +127,12 @@ send_buf(struct MHD_Connection *c, int status, const char *type, const void *dat
 	return ret;
 }
 
-/* a JSON answer of the API (the body is freed here); a download is an attachment */
+/*
+ * A JSON answer of the API (the body is freed here), with one more header
+ * when extra is set; a download is an attachment.
+ */
 static enum MHD_Result
-send_result(struct MHD_Connection *c, WebResult r)
+send_json(struct MHD_Connection *c, WebResult r, const char *extra, const char *extra_value)
 {
 	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(r.body), r.body,
 																MHD_RESPMEM_MUST_FREE);
@@ -143,6 +146,8 @@ send_result(struct MHD_Connection *c, WebResult r)
 	common_headers(resp);
 	MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (extra != NULL)
+		MHD_add_response_header(resp, extra, extra_value);
 	if (r.download[0] != '\0')
 	{
 		char		disposition[96];
@@ -160,6 +165,12 @@ send_result(struct MHD_Connection *c, WebResult r)
 }
 
 static enum MHD_Result
+send_result(struct MHD_Connection *c, WebResult r)
+{
+	return send_json(c, r, NULL, NULL);
+}
+
+static enum MHD_Result
 send_error(struct MHD_Connection *c, int status, const char *message)
 {
 	return send_result(c, web_error(status, message));
@@ -169,23 +180,7 @@ send_error(struct MHD_Connection *c, int status, const char *message)
 static enum MHD_Result
 send_too_many(struct MHD_Connection *c, const char *message, const char *retry_after)
 {
-	WebResult	r = web_error(MHD_HTTP_TOO_MANY_REQUESTS, message);
-	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(r.body), r.body,
-																MHD_RESPMEM_MUST_FREE);
-	enum MHD_Result ret;
-
-	if (resp == NULL)
-	{
-		free(r.body);
-		return MHD_NO;
-	}
-	common_headers(resp);
-	MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	MHD_add_response_header(resp, "Retry-After", retry_after);
-	ret = MHD_queue_response(c, MHD_HTTP_TOO_MANY_REQUESTS, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return send_json(c, web_error(MHD_HTTP_TOO_MANY_REQUESTS, message), "Retry-After", retry_after);
 }
 
 static const char *

@@ -143,6 +143,8 @@ try {
   await a.page.goto(base + 'queues/mails?range=6h');
   await a.page.waitForSelector('svg.chart');
   check(await a.page.locator('figure svg.chart').count() === 3, 'the queue page draws three charts');
+  const tip = await a.page.locator('svg.chart').first().locator('rect.hover title').last().textContent();
+  check(/\nenqueued: \d+\ncompleted: \d+\ndead: \d+$/.test(tip), 'a chart\'s buckets have their values as a tooltip', tip);
   check((await a.page.locator('.fields').textContent()).includes('max_attempts'), 'the queue page shows the settings');
   // the admin edits a setting: only the changed one is sent (t/089 checks the database)
   await a.page.locator('main h2', { hasText: 'Settings' }).getByRole('button', { name: 'Edit' }).click();

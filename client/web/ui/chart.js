@@ -1,4 +1,5 @@
-// chart.js: small line charts as inline SVG, drawn here (no library).
+// chart.js: small line charts as inline SVG, drawn here (no library), with
+// each bucket's values as a tooltip.
 // Colours and strokes are SVG attributes, never style attributes, so the
 // strict CSP (no inline style) holds.
 
@@ -62,6 +63,17 @@ export function lineChart(title, times, series, format) {
     });
     if (d) svg.append(el('path', { d, fill: 'none', stroke: s.colour, 'stroke-width': 1.8 }));
   }
+  // hover values: a transparent strip per bucket whose <title> (the
+  // browser's tooltip) says the time and every series' value there
+  const step = (W - PAD.l - PAD.r) / Math.max(times.length, 1);
+  times.forEach((t, i) => {
+    const lines = [new Date(t).toLocaleString()].concat(series.map((sr) =>
+      sr.name + ': ' + (sr.values[i] === null || sr.values[i] === undefined ? '–' : fmt(sr.values[i]))));
+    const title = el('title', {});
+    title.textContent = lines.join('\n');
+    svg.append(el('rect', { class: 'hover', x: (x(i) - step / 2).toFixed(1), y: PAD.t, width: step.toFixed(1),
+      height: H - PAD.t - PAD.b, fill: '#000', 'fill-opacity': 0 }, title));
+  });
   const legend = document.createElement('figcaption');
   legend.append(title);
   for (const s of series) {
