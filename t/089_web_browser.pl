@@ -131,7 +131,7 @@ my $left = $node->safe_psql('postgres', "SELECT ready FROM jobq_counts('drain')"
 stop_worker($drainer, 'TERM');
 cmp_ok($node->safe_psql('postgres', "SELECT completed FROM jobq_counts('drain')"), '>', $drained,
 	"the worker drained while the browser paged ($left jobs still ready at the end)");
-is($n, 41, 'the browser ran every check');
+is($n, 42, 'the browser ran every check');
 is($node->safe_psql('postgres', "SELECT count(*) FROM jobq_list('mails', 'ready', filters => '{\"payload\": {\"from\": \"the form\"}}')"),
 	'1', 'the job of the enqueue form is in the database');
 is($node->safe_psql('postgres', "SELECT state FROM jobq_job($dead_id)"), 'ready',

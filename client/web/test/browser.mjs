@@ -124,6 +124,7 @@ try {
     'the payload shows as text', payload);
   const errors = await a.page.locator('ol.timeline').textContent();
   check(errors.includes('<img src=x onerror=alert(1)>'), 'the error shows as text', errors);
+  check(/attempt 1: failed · ui-test · .* · ran \d/.test(errors), 'the attempt timeline: outcome, worker, start, how long', errors);
   check(await a.page.locator('main img, main script').count() === 0, 'no element was made from job text');
   const cli = await a.page.locator('pre.cli').textContent();
   check(cli.startsWith('jobq show ' + process.env.XSS_ID + '\njobq enqueue \'mails\' \'{"end":"</script>'),

@@ -1,5 +1,6 @@
 // job.js: one job (/jobs/<id>): its fields, payload, result and the error
-// of each attempt, with the actions its state allows.  A payload or result
+// of each attempt (the attempt timeline: outcome, worker, when, how long),
+// with the actions its state allows.  A payload or result
 // that jobq_job cut (past 256 kB) has a link to download it whole.  The
 // API never returns the token.
 
@@ -55,6 +56,34 @@ function value(j, part, ctx) {
     h('pre', { class: 'json' + (cut ? ' cut' : ''), text: cut ? String(v) + '…' : json(v) })];
 }
 
+// how long from a to b, as "1.2 s" ("" when either is missing)
+function took(a, b) {
+  if (!a || !b) return '';
+  const s = (new Date(b) - new Date(a)) / 1000;
+  return s < 1 ? Math.round(s * 1000) + ' ms' : s < 120 ? (Math.round(s * 10) / 10) + ' s' : Math.round(s / 60) + ' min';
+}
+
+// the attempt history of jobq_job (0.2.0): per attempt its outcome,
+// worker, start, end and how long it ran, and its error (never the token)
+function attemptsTimeline(attempts) {
+  if (!attempts.length) return h('p', { class: 'muted', text: 'Not attempted yet.' });
+  return h('ol', { class: 'timeline' }, attempts.map((a) => h('li', { class: 'outcome-' + String(a.outcome || '').replace(/\W+/g, '-') },
+    h('div', {}, h('strong', { text: 'attempt ' + a.attempt + ': ' + (a.outcome || '') }),
+      h('span', { class: 'muted', text: ' · ' + [a.worker || '', fmtTime(a.claimed_at),
+        a.finished_at ? 'ran ' + took(a.claimed_at, a.finished_at) : (a.lease_until ? 'lease until ' + fmtTime(a.lease_until) : '')]
+        .filter(Boolean).join(' · ') })),
+    a.error !== undefined && a.error !== null
+      ? h('pre', { class: 'error-text' + (a.error_truncated ? ' cut' : ''), text: String(a.error) + (a.error_truncated ? '…' : '') }) : null)));
+}
+
+// the kept errors (0.1.0's jobq_job, which has no attempt history)
+function errorsList(errors) {
+  if (!errors.length) return h('p', { class: 'muted', text: 'No errors.' });
+  return h('ol', { class: 'timeline' }, errors.map((e) => h('li', {},
+    h('div', { class: 'muted', text: [e.attempt !== undefined ? 'attempt ' + e.attempt : '', fmtTime(e.at || e.failed_at || e.finished_at), e.worker || ''].filter(Boolean).join(' · ') }),
+    h('pre', { class: 'error-text', text: typeof e === 'string' ? e : (e.error !== undefined ? String(e.error) : JSON.stringify(e)) }))));
+}
+
 export function jobPage(root, ctx) {
   const body = h('div');
   const host = h('div', { class: 'confirm-host' });
@@ -78,10 +107,7 @@ export function jobPage(root, ctx) {
         ctx.canAct('admin') ? h('div', { class: 'actions' }, jobActions(j, ctx, page, host)) : null,
         value(j, 'payload', ctx), value(j, 'result', ctx),
         h('h2', { text: 'Attempts and errors' }),
-        errors.length ? h('ol', { class: 'timeline' }, errors.map((e) => h('li', {},
-          h('div', { class: 'muted', text: [e.attempt !== undefined ? 'attempt ' + e.attempt : '', fmtTime(e.at || e.failed_at || e.finished_at), e.worker || ''].filter(Boolean).join(' · ') }),
-          h('pre', { class: 'error-text', text: typeof e === 'string' ? e : (e.error !== undefined ? String(e.error) : JSON.stringify(e)) }))))
-          : h('p', { class: 'muted', text: 'No errors.' }),
+        Array.isArray(j.attempts) ? attemptsTimeline(j.attempts) : errorsList(errors),
         h('h2', { text: 'As a jobq command' }), copyBox(cliCommands(j)));
     },
   };
