@@ -32,6 +32,7 @@ OBJS = \
 	extension/counts.o \
 	extension/wait.o \
 	extension/relay.o \
+	extension/finished.o \
 	extension/wake.o \
 	extension/await_slots.o \
 	extension/await.o \

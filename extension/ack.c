@@ -304,13 +304,16 @@ complete_one_plain(Datum *values, bool any_history)
 	Datum		args[3] = {values[0], values[1], BoolGetDatum(!any_history)};
 	int			rc;
 
-	bool		counting = jobq_counters_available();
+	/* completion events need the queue too (finished.c) */
+	bool		counting = jobq_counters_available() || jobq_finished_any();
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements,
 									counting ? ST_COMPLETE_PLAIN_COUNTED : ST_COMPLETE_PLAIN),
 						  args, NULL, false, 0);
 	jobq_spi_check(rc, counting ? SPI_OK_DELETE_RETURNING : SPI_OK_DELETE, "complete");
 	jobq_count_rows(JOBQ_EV_COMPLETED_GONE, 1, 2, jobq_now());
+	if (counting)
+		jobq_finished_rows(JOBQ_AWAIT_COMPLETED, 0, DatumGetInt64(values[0]), 1);
 	return SPI_processed > 0;
 }
 
@@ -332,6 +335,7 @@ complete_one_history(Datum *values, char *nulls, bool *kept)
 	done = jobq_spi_getint64(0, COL_COMPLETE_COUNT, &isnull) > 0;
 	*kept = jobq_spi_getbool(0, COL_COMPLETE_KEPT, &isnull);
 	jobq_count_completed_rows(3, 4, COL_COMPLETE_KEPT, DatumGetTimestampTz(values[2]));
+	jobq_finished_rows(JOBQ_AWAIT_COMPLETED, 0, DatumGetInt64(values[0]), 3);
 	return done;
 }
 
@@ -447,6 +451,7 @@ complete_many_plain(Datum *values, bool any_history, bool *accepted, Datum *id_i
 						  args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_DELETE_RETURNING, "complete batch");
 	jobq_count_rows(JOBQ_EV_COMPLETED_GONE, 3, 4, jobq_now());
+	jobq_finished_rows(JOBQ_AWAIT_COMPLETED, COL_BATCH_ID, 0, 3);
 	return mark_accepted(accepted, id_items, token_items, n, NULL);
 }
 
@@ -466,6 +471,7 @@ complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_item
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "complete batch");
 	jobq_count_completed_rows(4, 5, COL_BATCH_KEPT, DatumGetTimestampTz(values[2]));
+	jobq_finished_rows(JOBQ_AWAIT_COMPLETED, COL_BATCH_ID, 0, 4);
 	return mark_accepted(accepted, id_items, token_items, n, kept);
 }
 
@@ -729,6 +735,7 @@ jobq_fail(PG_FUNCTION_ARGS)
 							  dv, dn, false, 0);
 		jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "fail (dead)");
 		jobq_count_rows(JOBQ_EV_FAILED_DEAD, 1, 2, now);
+		jobq_finished_rows(JOBQ_AWAIT_DEAD, 0, DatumGetInt64(values[0]), 1);
 		if (SPI_processed > 0)
 		{
 			outcome = "dead";

@@ -200,6 +200,7 @@ jobq_cancel(PG_FUNCTION_ARGS)
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "cancel ready job");
 	jobq_count_rows(JOBQ_EV_CANCELLED_READY, 1, 0, 0);
+	jobq_finished_rows(JOBQ_AWAIT_CANCELLED, 0, DatumGetInt64(values[0]), 1);
 	done = SPI_processed > 0;
 	if (done)
 		jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_CANCELLED,
@@ -233,6 +234,7 @@ jobq_cancel_if_ready(Datum id)
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "cancel ready job");
 	jobq_count_rows(JOBQ_EV_CANCELLED_READY, 1, 0, 0);
+	jobq_finished_rows(JOBQ_AWAIT_CANCELLED, 0, DatumGetInt64(id), 1);
 	if (SPI_processed == 0)
 		return false;
 	jobq_await_note(DatumGetInt64(id), JOBQ_AWAIT_CANCELLED,

@@ -359,6 +359,8 @@ run_cancel(int st, Datum *values, JobqCountEvent event)
 	jobq_spi_check(rc, SPI_OK_SELECT, "bulk cancel");
 	jobq_count_rows(event, COL_JOB_QUEUE, 0, 0);
 	if (event == JOBQ_EV_CANCELLED_READY)
+		jobq_finished_rows(JOBQ_AWAIT_CANCELLED, COL_JOB_ID, 0, COL_JOB_QUEUE);
+	if (event == JOBQ_EV_CANCELLED_READY)
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			bool		isnull;

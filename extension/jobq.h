@@ -27,6 +27,7 @@
 
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "utils/array.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
@@ -141,7 +142,49 @@ jobq_await_note(int64 id, JobqAwaitState state, TimestampTz finished_at,
 /* await.c, admin.c */
 extern bool jobq_cancel_if_ready(Datum id);
 
+/* finished.c: completion events (notify_finished) */
+#define JOBQ_FINISHED_CHANNEL_PREFIX	"jobq.finished."
+#define JOBQ_FINISHED_PAYLOAD_MAX		7900	/* bytes per notification */
+
+typedef struct JobqFinishedNote
+{
+	int64		id;
+	int			level;			/* subtransaction nesting level */
+	char		state;			/* JobqAwaitState: completed, dead, cancelled */
+	char		queue[JOBQ_QUEUE_NAME_MAX + 1];
+} JobqFinishedNote;
+
+typedef struct JobqFinishedSender
+{
+	char		channel[NAMEDATALEN];
+	StringInfoData payload;
+} JobqFinishedSender;
+
+extern const char *jobq_finished_state_name(JobqAwaitState state);
+extern bool jobq_finished_any(void);
+extern void jobq_finished_rows_slow(JobqAwaitState state, int id_col, int64 id, int queue_col);
+
+/*
+ * jobq_finished_rows
+ *	  After a statement that finished jobs (completed, dead, cancelled):
+ *	  their completion events, for the queues with notify_finished.  The
+ *	  rows are SPI_tuptable's: ids in id_col (0: every row is job id),
+ *	  queues in queue_col.  Costs a comparison while no queue has it on.
+ */
+static inline void
+jobq_finished_rows(JobqAwaitState state, int id_col, int64 id, int queue_col)
+{
+	if (SPI_processed > 0 && unlikely(jobq_finished_any()))
+		jobq_finished_rows_slow(state, id_col, id, queue_col);
+}
+extern void jobq_finished_note(const char *queue, int len, int64 id, JobqAwaitState state);
+extern void jobq_finished_sender_begin(JobqFinishedSender *s, const char *queue);
+extern void jobq_finished_sender_line(JobqFinishedSender *s, const char *line);
+extern void jobq_finished_sender_job(JobqFinishedSender *s, int64 id, JobqAwaitState state);
+extern void jobq_finished_sender_end(JobqFinishedSender *s);
+
 /* relay.c */
+extern void jobq_relay_hand_finished(int slot, const JobqFinishedNote *notes, int n);
 extern Size jobq_relay_shmem_size(void);
 extern void jobq_relay_shmem_init(void);
 extern int	jobq_relay_for_database(void);
@@ -211,6 +254,7 @@ extern const JobqStatements jobq_ack_statements;
 extern const JobqStatements jobq_admin_statements;
 extern const JobqStatements jobq_await_statements;
 extern const JobqStatements jobq_events_statements;
+extern const JobqStatements jobq_finished_statements;
 extern const JobqStatements jobq_audit_statements;
 extern const JobqStatements jobq_bulk_statements;
 extern const JobqStatements jobq_claim_statements;
@@ -349,6 +393,7 @@ extern bool jobq_queue_settings_cached(text *queue, JobqQueueSettings *out);
 extern bool jobq_any_history_queue(void);
 extern Oid	jobq_queues_relid(void);
 extern bool jobq_queues_have_020(void);
+extern uint64 jobq_queue_cache_generation(void);
 
 /* workers.c */
 extern int64 jobq_worker_prune_run(int64 max_rows, int64 *reclaimed);

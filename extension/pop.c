@@ -126,6 +126,7 @@ jobq_pop(PG_FUNCTION_ARGS)
 						DatumGetTimestampTz(values[1]), NULL);
 	}
 	jobq_count_rows(settings.keeps_completed ? JOBQ_EV_POPPED_KEPT : JOBQ_EV_POPPED, 2, 0, 0);
+	jobq_finished_rows(JOBQ_AWAIT_COMPLETED, 1, 0, 2);
 	jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();
 	return (Datum) 0;

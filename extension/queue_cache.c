@@ -406,3 +406,16 @@ jobq_queues_changed(PG_FUNCTION_ARGS)
 	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
 	return PointerGetDatum(NULL);
 }
+
+/*
+ * jobq_queue_cache_generation
+ *	  A number that changes whenever the cached settings are forgotten (an
+ *	  invalidation of jobq.queues), for callers that cache an answer drawn
+ *	  from the queues' settings themselves (finished.c).
+ */
+uint64
+jobq_queue_cache_generation(void)
+{
+	ensure_cache();
+	return inval_count;
+}

@@ -31,6 +31,16 @@
  * preloaded, database not in jobq.sweeper_databases, sweeper not started
  * yet) producers send NOTIFY themselves, as before.
  *
+ * The relay also sends the completion events of queues with
+ * notify_finished (finished.c): a committing backend appends its finished
+ * jobs (queue, id, state) to the relay's buffer of JOBQ_RELAY_FINISHED_MAX
+ * of them, and the next round sends them as "jobq.finished.<queue>"
+ * notifications, the lines of each queue packed under the payload limit.
+ * When the buffer is full the jobs that do not fit are dropped, and the
+ * queue's next notification carries a line "lost" (listeners then catch
+ * up with jobq_finished_since); a round carries the events of at most
+ * JOBQ_RELAY_FINISHED_QUEUES queues, and those of another are dropped.
+ *
  * Copyright (c) 2026, the jobq developers
  *
  * IDENTIFICATION
@@ -54,6 +64,21 @@
 
 /* queue names a relay holds between two rounds before it notifies all */
 #define JOBQ_RELAY_PENDING_MAX		64
+
+/*
+ * Finished jobs (notify_finished) a relay holds between two rounds, and
+ * the queues they belong to; past either, events are dropped and said lost
+ */
+#define JOBQ_RELAY_FINISHED_MAX		4096
+#define JOBQ_RELAY_FINISHED_QUEUES	64
+
+/* One finished job handed to a relay */
+typedef struct JobqRelayFinished
+{
+	int64		id;
+	uint8		queue;			/* index into finished_queues */
+	char		state;			/* JobqAwaitState */
+} JobqRelayFinished;
 
 /*
  * Least time between two relay rounds.  Under a stream of commits the relay
@@ -84,6 +109,12 @@ typedef struct JobqRelay
 	bool		schedules_changed;	/* a schedule was written: tick (tick.c) */
 	int			npending;
 	char		pending[JOBQ_RELAY_PENDING_MAX][JOBQ_QUEUE_NAME_MAX + 1];
+	/* completion events (finished.c) */
+	int			nfinished;
+	int			nfinished_queues;
+	bool		finished_lost[JOBQ_RELAY_FINISHED_QUEUES];
+	char		finished_queues[JOBQ_RELAY_FINISHED_QUEUES][JOBQ_QUEUE_NAME_MAX + 1];
+	JobqRelayFinished finished[JOBQ_RELAY_FINISHED_MAX];
 } JobqRelay;
 
 static JobqRelay *relays = NULL;	/* JOBQ_SWEEPER_DATABASES_MAX slots */
@@ -123,6 +154,8 @@ jobq_relay_shmem_init(void)
 			relays[i].overflow = false;
 			relays[i].schedules_changed = false;
 			relays[i].npending = 0;
+			relays[i].nfinished = 0;
+			relays[i].nfinished_queues = 0;
 		}
 	}
 }
@@ -220,6 +253,63 @@ jobq_relay_hand_over(int slot, const JobqReadyNote *notes, int n)
 }
 
 /*
+ * finished_queue_index
+ *	  The index of queue among the relay's finished_queues, added if new;
+ *	  -1 when there is no room.  The caller holds the relay's lock.
+ */
+static int
+finished_queue_index(JobqRelay *r, const char *queue)
+{
+	for (int q = 0; q < r->nfinished_queues; q++)
+		if (strcmp(r->finished_queues[q], queue) == 0)
+			return q;
+	if (r->nfinished_queues == JOBQ_RELAY_FINISHED_QUEUES)
+		return -1;
+	strlcpy(r->finished_queues[r->nfinished_queues], queue, JOBQ_QUEUE_NAME_MAX + 1);
+	r->finished_lost[r->nfinished_queues] = false;
+	return r->nfinished_queues++;
+}
+
+/*
+ * jobq_relay_hand_finished
+ *	  At commit (finished.c): append this transaction's finished jobs to
+ *	  the buffer of relay slot and set its latch.  What does not fit is
+ *	  dropped and said lost; a relay gone since drops them all (hints).
+ */
+void
+jobq_relay_hand_finished(int slot, const JobqFinishedNote *notes, int n)
+{
+	JobqRelay  *r = &relays[slot];
+	Latch	   *latch = NULL;
+	int			q = -1;
+
+	LWLockAcquire(r->lock, LW_EXCLUSIVE);
+	if (r->dboid == MyDatabaseId)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			if (i == 0 || strcmp(notes[i].queue, notes[i - 1].queue) != 0)
+				q = finished_queue_index(r, notes[i].queue);
+			if (q < 0)
+				continue;		/* no room for another queue: dropped */
+			if (r->nfinished == JOBQ_RELAY_FINISHED_MAX)
+				r->finished_lost[q] = true;
+			else
+			{
+				r->finished[r->nfinished].id = notes[i].id;
+				r->finished[r->nfinished].queue = (uint8) q;
+				r->finished[r->nfinished].state = notes[i].state;
+				r->nfinished++;
+			}
+		}
+		latch = r->latch;
+	}
+	LWLockRelease(r->lock);
+	if (latch != NULL)
+		SetLatch(latch);
+}
+
+/*
  * jobq_send_notify
  *	  NOTIFY "jobq.<queue>" with an empty payload, in the current
  *	  transaction: a hint for idle workers, never data (any role may LISTEN
@@ -261,6 +351,8 @@ relay_detach(int code, Datum arg)
 		r->latch = NULL;
 		r->npending = 0;
 		r->overflow = false;
+		r->nfinished = 0;
+		r->nfinished_queues = 0;
 	}
 	LWLockRelease(r->lock);
 	my_relay = -1;
@@ -283,6 +375,8 @@ jobq_relay_attach(int slot)
 	r->latch = MyLatch;
 	r->npending = 0;
 	r->overflow = false;
+	r->nfinished = 0;
+	r->nfinished_queues = 0;
 	r->dboid = MyDatabaseId;
 	LWLockRelease(r->lock);
 	my_relay = slot;
@@ -346,7 +440,8 @@ jobq_relay_pending(void)
 	if (my_relay < 0)
 		return false;
 	LWLockAcquire(relays[my_relay].lock, LW_SHARED);
-	pending = relays[my_relay].npending > 0 || relays[my_relay].overflow;
+	pending = relays[my_relay].npending > 0 || relays[my_relay].overflow ||
+		relays[my_relay].nfinished_queues > 0;
 	LWLockRelease(relays[my_relay].lock);
 	return pending;
 }
@@ -427,6 +522,11 @@ jobq_relay_round(void)
 	char		names[JOBQ_RELAY_PENDING_MAX][JOBQ_QUEUE_NAME_MAX + 1];
 	int			n;
 	bool		overflow;
+	JobqRelayFinished *finished = NULL;
+	int			nfinished;
+	int			nfqueues;
+	bool		lost[JOBQ_RELAY_FINISHED_QUEUES];
+	char		fqueues[JOBQ_RELAY_FINISHED_QUEUES][JOBQ_QUEUE_NAME_MAX + 1];
 
 	if (my_relay < 0)
 		return;
@@ -438,8 +538,22 @@ jobq_relay_round(void)
 	memcpy(names, r->pending, sizeof(names[0]) * n);
 	r->npending = 0;
 	r->overflow = false;
+	nfinished = r->nfinished;
+	nfqueues = r->nfinished_queues;
+	if (nfinished > 0)
+	{
+		/* NB: no palloc under the lock (only the relay runs this) */
+		static JobqRelayFinished copy[JOBQ_RELAY_FINISHED_MAX];
+
+		memcpy(copy, r->finished, sizeof(JobqRelayFinished) * nfinished);
+		finished = copy;
+	}
+	memcpy(lost, r->finished_lost, sizeof(bool) * nfqueues);
+	memcpy(fqueues, r->finished_queues, sizeof(fqueues[0]) * nfqueues);
+	r->nfinished = 0;
+	r->nfinished_queues = 0;
 	LWLockRelease(r->lock);
-	if (n == 0 && !overflow)
+	if (n == 0 && !overflow && nfqueues == 0)
 		return;
 
 	SetCurrentStatementStartTimestamp();
@@ -453,6 +567,19 @@ jobq_relay_round(void)
 	else
 		for (int i = 0; i < n; i++)
 			jobq_send_notify(names[i], strlen(names[i]));
+	for (int q = 0; q < nfqueues; q++)
+	{
+		JobqFinishedSender sender;
+
+		jobq_finished_sender_begin(&sender, fqueues[q]);
+		for (int i = 0; i < nfinished; i++)
+			if (finished[i].queue == q)
+				jobq_finished_sender_job(&sender, finished[i].id,
+										 (JobqAwaitState) finished[i].state);
+		if (lost[q])
+			jobq_finished_sender_line(&sender, "lost");
+		jobq_finished_sender_end(&sender);
+	}
 	CommitTransactionCommand();
 	last_round = GetCurrentTimestamp();
 	pgstat_report_activity(STATE_IDLE, NULL);

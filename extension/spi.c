@@ -46,6 +46,7 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_admin_statements,
 	&jobq_await_statements,
 	&jobq_events_statements,
+	&jobq_finished_statements,
 	&jobq_audit_statements,
 	&jobq_bulk_statements,
 	&jobq_claim_statements,

@@ -7,7 +7,8 @@
 # the sweeper is down), and the same rules as before for what notifies
 # (ready jobs of a notifying, running queue, enqueued, released or failed
 # with a retry due at once; once per transaction and queue; nothing on
-# rollback).
+# rollback).  Completion events (notify_finished) go the same ways, with
+# one line per finished job, split under the payload limit.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -183,6 +184,79 @@ is(notifications('postgres', ['jobq.q'], qq{
 	SELECT jobq_enqueue('q', '{}');
 	COMMIT PREPARED 'p2';
 }), "jobq.q $relay", 'after a PREPARE in the same session, the next enqueue is relayed');
+
+# Completion events (notify_finished): "jobq.finished.<queue>" with a line
+# "<id> <state>" per finished job, after the commit, by the relay where
+# there is one and by the finishing session itself where not; never for a
+# rollback (of the transaction or of a savepoint), never for a queue
+# without the setting; many jobs of one commit packed into notifications
+# under the payload limit.  events(DB, CHANNELS, SQL): "channel pid" ->
+# the payloads' lines, sorted, and the payload sizes.
+sub events
+{
+	my ($db, $channels, $sql) = @_;
+	my $listen = join('', map { qq{LISTEN "$_";\n} } @$channels);
+	my $naps = "SELECT pg_sleep(0.1);\n" x 10;
+	my $out = $node->safe_psql($db, qq{
+		SELECT 'self=' || pg_backend_pid();
+		$listen
+		$sql
+		$naps
+		SELECT 'end';
+	});
+	my ($self) = $out =~ /self=(\d+)/;
+	my (%lines, @sizes);
+	while ($out =~ /Asynchronous notification "([^"]+)" with payload "(.*?)" received from server process with PID (\d+)/gs)
+	{
+		my $key = "$1 " . ($3 eq $self ? 'self' : $3);
+		push @{ $lines{$key} }, split(/\n/, $2);
+		push @sizes, length($2);
+	}
+	$lines{$_} = [ sort @{ $lines{$_} } ] for keys %lines;
+	return (\%lines, \@sizes);
+}
+
+for my $case ([ 'postgres', $relay ], [ 'other', 'self' ])
+{
+	my ($db, $sender) = @$case;
+	my $sql = sub { return $node->safe_psql($db, $_[0]); };
+	$sql->("SELECT jobq_create_queue('ev', max_attempts => 1, notify_finished => true)");
+	$sql->("SELECT jobq_create_queue('evoff', max_attempts => 1)");
+	$sql->("SELECT count(*) FROM jobq_enqueue_batch('ev', array_fill('{}'::jsonb, ARRAY[604]))");
+	$sql->("SELECT jobq_enqueue('evoff', '{}')");
+	my @ev = map { [ split /\|/ ] } split /\n/,
+		$sql->("SELECT id, token FROM jobq_claim('ev', 't', 1000) ORDER BY id");
+	my ($off) = map { [ split /\|/ ] } $sql->("SELECT id, token FROM jobq_claim('evoff', 't', 1)");
+	my $ready = $sql->("SELECT jobq_enqueue('ev', '{}')");
+	my @batch = @ev[ 4 .. 603 ];
+	my $ids = join(',', map { $_->[0] } @batch);
+	my $tokens = join(',', map { "'$_->[1]'" } @batch);
+	my ($got, $sizes) = events($db, [ 'jobq.finished.ev', 'jobq.finished.evoff' ], qq{
+		SELECT jobq_complete($ev[0][0], '$ev[0][1]', '{"secret": 1}');
+		SELECT jobq_fail($ev[1][0], '$ev[1][1]', 'boom');
+		BEGIN;
+		SELECT jobq_complete($ev[2][0], '$ev[2][1]');
+		ROLLBACK;
+		BEGIN;
+		SAVEPOINT s;
+		SELECT jobq_complete($ev[3][0], '$ev[3][1]');
+		ROLLBACK TO SAVEPOINT s;
+		SELECT jobq_cancel($ready);
+		COMMIT;
+		SELECT jobq_complete($off->[0], '$off->[1]');
+		SELECT count(*) FROM jobq_complete_batch(ARRAY[$ids]::bigint[], ARRAY[$tokens]::uuid[]);
+	});
+	my @want = sort("$ev[0][0] completed", "$ev[1][0] dead", "$ready cancelled",
+		map { "$_->[0] completed" } @batch);
+	is(join(',', sort keys %$got), "jobq.finished.ev $sender",
+		"$db: events only on the channel of the queue with notify_finished, sent by "
+		  . ($sender eq 'self' ? 'the session itself (no relay)' : 'the relay'));
+	is_deeply($got->{"jobq.finished.ev $sender"}, \@want,
+		"$db: one line per finished job (completed, dead, cancelled), none for the rolled-back completes");
+	ok(@$sizes >= 2 && !grep({ $_ > 7900 } @$sizes),
+		"$db: 603 events in " . scalar(@$sizes) . " notifications of at most 7900 bytes");
+	unlike(join('', map { @$_ } values %$got), qr/secret|boom/, "$db: no result, no error in the events");
+}
 
 # The sweeper stops: producers notify themselves until it is back (5 s).
 my $log_offset = -s $node->logfile;
