@@ -377,7 +377,10 @@ COMMENT ON FUNCTION @extschema@.jobq_list(text, text, integer, text, jsonb) IS
  * state is what the worker is asked to be (running, quiet, stopping): set
  * by jobq_worker_signal, or advanced by the worker's own heartbeat; the
  * order is running < quiet < stopping, and only an explicit resume goes
- * back (quiet -> running).  Running jobs are not copied here: a worker
+ * back (quiet -> running).  told is the state the worker last heard (the
+ * answer of its heartbeat, or a waiting claim that returned at once because
+ * it had not heard it yet; NULL after a registration).  Running jobs are
+ * not copied here: a worker
  * claims with its worker_id as the claim's worker label, and jobq_workers()
  * finds its jobs in jobq.jobs.
  * ======================================================================== */
@@ -396,7 +399,8 @@ CREATE UNLOGGED TABLE jobq.workers (
     started_at   timestamptz NOT NULL,
     heartbeat_at timestamptz NOT NULL,
     dead_after   interval NOT NULL,             -- pruned this long after its last heartbeat
-    backend_pid  integer                        -- of the session that last heartbeat
+    backend_pid  integer,                       -- of the session that last heartbeat
+    told         text                           -- the state the worker last heard, or NULL
 )
 WITH (fillfactor = 50);
 ALTER TABLE jobq.workers OWNER TO jobq_owner;

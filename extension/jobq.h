@@ -89,6 +89,7 @@ extern uint32 jobq_wait_queue_hash(const char *name, int len);
 extern void jobq_wait_wake(const JobqReadyNote *notes, int n);
 extern bool jobq_wait_register(Datum *queues, int nqueues, text *worker);
 extern bool jobq_wait_signalled(void);
+extern void jobq_wait_signal_self(void);
 extern void jobq_wait_hold(void);
 extern void jobq_wait_rearm(void);
 extern void jobq_wait_unregister(void);

@@ -369,6 +369,22 @@ jobq_wait_hold(void)
 }
 
 /*
+ * jobq_wait_signal_self
+ *	  Mark this waiter signalled, as a committed worker signal would: its
+ *	  claim returns at its first sleep (workers.c, a worker not yet told).
+ */
+void
+jobq_wait_signal_self(void)
+{
+	if (wait_shared == NULL || my_slot < 0)
+		return;
+	LWLockAcquire(wait_shared->lock, LW_EXCLUSIVE);
+	wait_shared->slots[my_slot].signalled = true;
+	LWLockRelease(wait_shared->lock);
+	SetLatch(MyLatch);
+}
+
+/*
  * jobq_wait_signalled
  *	  Whether a worker signal for this waiter's label committed since it
  *	  registered: its claim is to return now.

@@ -58,6 +58,12 @@ PG_FUNCTION_INFO_V1(jobq_worker_prune);
 #define STATE_RANK_SQL(X) \
 	"(CASE " X " WHEN 'running' THEN 0 WHEN 'quiet' THEN 1 ELSE 2 END)"
 
+/* A heartbeat's new state: the worker's own report, if a move forward */
+#define NEW_STATE_SQL \
+	"(CASE WHEN $4::text IS NOT NULL" \
+	"       AND " STATE_RANK_SQL("$4::text") " > " STATE_RANK_SQL("state") \
+	"  THEN $4::text ELSE state END)"
+
 enum
 {
 	ST_REGISTER,
@@ -67,6 +73,7 @@ enum
 	ST_SIGNAL,
 	ST_PRUNE,
 	ST_HELD,
+	ST_TOLD,
 	NUM_STATEMENTS
 };
 
@@ -85,17 +92,18 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"  pid = EXCLUDED.pid, version = EXCLUDED.version, queues = EXCLUDED.queues,"
 		"  slots = EXCLUDED.slots, metadata = EXCLUDED.metadata,"
 		"  heartbeat_at = EXCLUDED.heartbeat_at, dead_after = EXCLUDED.dead_after,"
-		"  backend_pid = EXCLUDED.backend_pid"
+		"  backend_pid = EXCLUDED.backend_pid, told = NULL"
 		" RETURNING w.id, w.dead_after / 4, w.dead_after",
 		11, {UUIDOID, TEXTOID, TEXTOID, INT4OID, TEXTARRAYOID, INT4OID, TEXTOID, JSONBOID,
 		INTERVALOID, TIMESTAMPTZOID, INT4OID}},
-	/* $1 id, $2 now, $3 busy, $4 the worker's own state, $5 metadata, $6 backend */
+	/*
+	 * $1 id, $2 now, $3 busy, $4 the worker's own state, $5 metadata, $6
+	 * backend.  The answer is what the worker hears: told.
+	 */
 	[ST_HEARTBEAT] = {"worker_heartbeat",
 		"UPDATE jobq.workers SET heartbeat_at = $2, busy = coalesce($3, busy),"
 		"  metadata = coalesce($5, metadata), backend_pid = $6,"
-		"  state = CASE WHEN $4::text IS NOT NULL"
-		"               AND " STATE_RANK_SQL("$4::text") " > " STATE_RANK_SQL("state")
-		"          THEN $4::text ELSE state END"
+		"  state = " NEW_STATE_SQL ", told = " NEW_STATE_SQL
 		" WHERE id = $1 RETURNING state",
 		6, {UUIDOID, TIMESTAMPTZOID, INT4OID, TEXTOID, JSONBOID, INT4OID}},
 	[ST_DEREGISTER] = {"worker_deregister",
@@ -159,9 +167,16 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"  RETURNING 1)"
 		" SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM r)",
 		2, {TIMESTAMPTZOID, INT4OID}},
-	/* $1 id: whether the worker is asked not to claim */
+	/*
+	 * $1 id: whether the worker is asked not to claim, and if so whether it
+	 * has not heard it yet (then it is told now, by the claim's return)
+	 */
 	[ST_HELD] = {"worker_held",
-		"SELECT state <> 'running' FROM jobq.workers WHERE id = $1",
+		"SELECT state <> 'running', state IS DISTINCT FROM told FROM jobq.workers"
+		" WHERE id = $1",
+		1, {UUIDOID}},
+	[ST_TOLD] = {"worker_told",
+		"UPDATE jobq.workers SET told = state WHERE id = $1",
 		1, {UUIDOID}},
 };
 
@@ -596,6 +611,13 @@ label_uuid(text *label, Datum *id)
  *	  asks once, after taking its waiter slot, so that a signal that
  *	  committed before the slot was taken is not missed (one after it
  *	  wakes the slot).  Cheap when the label is no worker_id.
+ *
+ * A worker that has not heard its state yet (the signal committed while it
+ * was between two claims) is told by this claim: it returns empty at once,
+ * as if woken by the signal, so that the worker heartbeats and reads its
+ * state, instead of sleeping held until its wait ends.  Once only (told is
+ * set), so that a program that claims in a loop without heartbeating
+ * sleeps held from its next claim on.
  */
 bool
 jobq_worker_held(text *worker)
@@ -603,6 +625,7 @@ jobq_worker_held(text *worker)
 	Datum		id;
 	bool		isnull;
 	bool		held = false;
+	bool		untold = false;
 	int			rc;
 
 	if (worker == NULL || !label_uuid(worker, &id) || !registry_exists())
@@ -610,7 +633,17 @@ jobq_worker_held(text *worker)
 	rc = SPI_execute_plan(jobq_plan(&jobq_workers_statements, ST_HELD), &id, NULL, true, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "read worker state");
 	if (SPI_processed > 0)
+	{
 		held = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		untold = held &&
+			DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	}
 	SPI_freetuptable(SPI_tuptable);
+	if (untold)
+	{
+		rc = SPI_execute_plan(jobq_plan(&jobq_workers_statements, ST_TOLD), &id, NULL, false, 0);
+		jobq_spi_check(rc, SPI_OK_UPDATE, "tell worker");
+		jobq_wait_signal_self();
+	}
 	return held;
 }

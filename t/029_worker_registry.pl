@@ -8,6 +8,9 @@
 #    heartbeat would come 30 s later), claims nothing after the signal
 #    committed, keeps heartbeating, shows quiet; resume: heard at once too
 #    (a quiet idle worker waits in a claim the server holds), it claims;
+#  - a signal that commits while the worker is between two claims: its next
+#    waiting claim returns at once (once), so it hears without waiting for
+#    the claim's end or its heartbeat;
 #  - stop drains like SIGTERM: the running job completes, exit 0, and it
 #    leaves the registry;
 #  - kill -9: the registry prunes the dead worker, the prune touches no job
@@ -24,6 +27,7 @@
 # Behaviour is asserted, not speed: the waits are upper bounds.
 use strict;
 use warnings;
+use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
@@ -81,6 +85,41 @@ ok(worker_alive($a), 'A keeps running while quiet');
 is(sql("SELECT jobq_worker_signal('$ida', 'resume')"), '1', 'resume signalled');
 ok(wait_log($a, qr/resumed by the worker registry/, 10), 'A heard resume at once');
 ok(wait_for($node, "SELECT state = 'completed' FROM jobq_job($job1)"), 'A ran the job after resume');
+
+# --- a signal that commits between two claims: the next waiting claim
+# returns at once, empty (the worker hears at once, not when its wait ends),
+# once; the claim after that sleeps held, taking no job
+$node->safe_psql('postgres', "SELECT jobq_create_queue('r2')");
+my $idx = sql("SELECT worker_id FROM jobq_worker_register('reg-x', queues => ARRAY['r2'])");
+is(sql("SELECT jobq_worker_signal('$idx', 'quiet')"), '1', 'X quieted while not in a claim');
+sql("SELECT jobq_enqueue('r2', '{}')");
+is(sql("SELECT count(*) || ' ' || (clock_timestamp() - statement_timestamp() < interval '30 s')
+       FROM jobq_claim('r2', '$idx', 1, wait => '60 s')"),
+	'0 true', 'its next waiting claim returns at once, empty: told');
+is(sql("SELECT count(*) FROM jobq_claim('r2', '$idx', 1, wait => '1 s')"), '0',
+	'the claim after that sleeps held and takes no job');
+is(sql("SELECT state FROM jobq.jobs WHERE queue = 'r2'"), 'ready', 'the job stays ready');
+is(sql("SELECT jobq_worker_heartbeat('$idx')"), 'quiet', 'the heartbeat answers quiet');
+# quiet while X waits in a blocking claim: the claim returns at the signal's
+# commit; the delay from the signal's clock to the claim's return is
+# measured and shown (FEATURES-0.2.md 5.5 asks for 100 ms; asserted only as
+# far below the claim's 60 s wait)
+is(sql("SELECT jobq_worker_signal('$idx', 'resume')"), '1', 'X resumed');
+is(sql("SELECT jobq_worker_heartbeat('$idx')"), 'running', 'X heard resume');
+sql("DELETE FROM jobq.jobs WHERE queue = 'r2'");
+my ($wout, $werr) = ('', '');
+my $wh = IPC::Run::start([ $node->installed_command('psql'), '-XAtq', '-d', $node->connstr('postgres'),
+	'-c', "SELECT count(*) || '|' || extract(epoch FROM clock_timestamp()) FROM jobq_claim('r2', '$idx', 1, wait => '60 s')" ],
+	'<', \undef, '>', \$wout, '2>', \$werr);
+ok(wait_for($node, "SELECT count(*) = 1 FROM pg_stat_activity WHERE wait_event = 'Extension'"
+		. " AND query LIKE '%jobq_claim(''r2''%'"), 'X waits in a blocking claim');
+my $signalled = sql("SELECT extract(epoch FROM clock_timestamp()) FROM jobq_worker_signal('$idx', 'quiet')");
+$wh->finish;
+my ($n_claimed, $returned) = split /\|/, $wout;
+my $ms = ($returned - $signalled) * 1000;
+diag(sprintf('quiet during a blocking claim: the claim returned %.1f ms after the signal', $ms));
+ok($n_claimed eq '0' && $ms < 10_000, 'quiet ends the blocking claim at the signal\'s commit, empty');
+sql("SELECT jobq_worker_deregister('$idx'), jobq_drop_queue('r2', force => true)");
 
 # --- the running job of a worker, and stop (drains like SIGTERM) -------------
 my $b = start_worker($node, '-q', 'r', '--name', 'reg-b', '--wait-mode', 'blocking',
