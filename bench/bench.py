@@ -20,6 +20,8 @@ import tempfile
 import threading
 import time
 
+import scale
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PGB = os.path.join(HERE, 'pgbench')
@@ -301,18 +303,22 @@ class Cluster:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def callgrind(self, script, dbname='postgres', label=None):
+    def callgrind(self, script, dbname='postgres', label=None, settings=None):
         """Instructions (callgrind's Ir) that a single-user backend executes
         to run script, one statement a line; the server must be stopped.
         jobq is not preloaded: a single-user backend starts no sweeper.
         With BENCH_CALLGRIND_DIR set, the profile is kept there as
-        LABEL.callgrind (for callgrind_annotate: where the instructions go)."""
+        LABEL.callgrind (for callgrind_annotate: where the instructions go).
+        settings: more -c name=value for the backend."""
         out = os.path.join(self.dir, 'callgrind.out')     # the postgres user writes it
         if os.path.exists(out):
             os.unlink(out)
         cmd = ['valgrind', '--tool=callgrind', f'--callgrind-out-file={out}',
                f'{self.bindir}/postgres', '--single', '-D', self.data,
-               '-c', 'shared_preload_libraries=', '-c', 'lc_messages=C', dbname]
+               '-c', 'shared_preload_libraries=', '-c', 'lc_messages=C']
+        for k, v in (settings or {}).items():
+            cmd += ['-c', f'{k}={v}']
+        cmd.append(dbname)
         try:
             r = self.as_pg(cmd, input=script, capture_output=True, text=True, timeout=3600)
         except subprocess.CalledProcessError as e:
@@ -378,9 +384,19 @@ class Cluster:
 
 # ---------------------------------------------------------------------------
 class Bench:
+    # what bench/scale.py uses of this module
+    Error = BenchError
+    log = staticmethod(log)
+    worker, persistent_handler, pgb = WORKER, PERSISTENT_HANDLER, PGB
+
     def __init__(self, args, cluster, out):
         self.a = args
         self.m = dict(MODES[args.mode])
+        self.sm = dict(scale.SCALE_MODES[args.mode])    # sizes of the scale rows
+        for k in ('backlog_max', 'soak_jobs', 'hold_seconds'):
+            if getattr(args, k, None):
+                self.sm[k] = getattr(args, k)
+        self.scale_series = {}  # name -> what bench/scale.py plots
         if args.reps:
             self.m['reps'] = args.reps
         if getattr(args, 'counts_history', 0):
@@ -467,6 +483,9 @@ class Bench:
     def settle(self):
         self.c.sqls(f'VACUUM ANALYZE {ALL_TABLES}', 'CHECKPOINT')
 
+    def has_valgrind(self):
+        return shutil.which('valgrind') is not None
+
     def count(self, impl):
         return int(self.c.sql(f'SELECT count(*) FROM {table(impl)}'))
 
@@ -480,9 +499,9 @@ class Bench:
         return res, (t1 - t0) / self.ticks, wal
 
     # -- runners ----------------------------------------------------------
-    def pgbench(self, script, clients, t=None, T=None, progress=None):
+    def pgbench(self, script, clients, t=None, T=None, progress=None, extra=()):
         cmd = ['pgbench', '-n', '-M', 'prepared', '-c', str(clients),
-               '-j', str(min(clients, NCPU)), '-f', os.path.join(PGB, script)]
+               '-j', str(min(clients, NCPU)), '-f', os.path.join(PGB, script)] + list(extra)
         if t is not None:
             cmd += ['-t', str(t)]
         if T is not None:
@@ -1322,6 +1341,9 @@ def cell(b):
     return fmt(b['best'])
 
 
+Bench.best, Bench.cell, Bench.fmt = staticmethod(best), staticmethod(cell), staticmethod(fmt)
+
+
 def instructions_section(w, R, settings):
     w('## Instructions per operation (callgrind)\n')
     w("Instructions that valgrind's callgrind counts in a single-user backend (`postgres "
@@ -1465,6 +1487,7 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
     w('')
 
     instructions_section(w, R, settings)
+    scale.report(w, bench)
 
     # scale
     w('## Scale: drain rate against the backlog\n')
@@ -1758,9 +1781,15 @@ def main():
     p.add_argument('--reps', type=int, default=0, help='runs per figure (default 3)')
     p.add_argument('--soak-seconds', type=int, default=None)
     p.add_argument('--port', type=int, default=5496)
-    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,awaiters,horizon,scale,soak,worker,persistent,profile,counts,instr')
+    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,awaiters,horizon,scale,soak,worker,persistent,profile,counts,instr; and the opt-in rows of bench/scale.py: ' + ','.join(scale.STEPS))
     p.add_argument('--counts-history', type=int, default=0,
                    help='rows of history for the counts figures (default: the mode\'s, 10M in full)')
+    p.add_argument('--backlog-max', type=int, default=0,
+                   help='largest backlog of --only backlog (default 10,000,000; quick 1,000,000)')
+    p.add_argument('--soak-jobs', type=int, default=0,
+                   help='jobs through the soak of --only backlog (default 2,000,000; quick 400,000)')
+    p.add_argument('--hold-seconds', type=int, default=0,
+                   help='how long --only holdback holds a transaction open (default 300; quick 60)')
     p.add_argument('--output', default=None, help='report path (default bench/RESULTS.md)')
     p.add_argument('--keep', action='store_true', help='keep the cluster directory')
     p.add_argument('--report-only', metavar='JSON', default=None,
@@ -1794,7 +1823,10 @@ def main():
         args.mode = saved['mode']
         args.argv = saved['argv']
         bench = Bench(args, None, workdir)
+        bench.outdir = outdir
         bench.m = saved['m']
+        bench.sm.update(saved.get('sm', {}))
+        bench.scale_series = saved.get('scale_series', {})
         bench.results, bench.errors, bench.notes = saved['results'], saved['errors'], saved['notes']
         bench.profile_text = saved.get('profile_text')
         write_report(bench, args, saved['machine'], saved['settings'], out,
@@ -1808,6 +1840,7 @@ def main():
     for k, v in settings.items():
         log(f'  {k} = {v}')
     bench = Bench(args, cluster, workdir)
+    bench.outdir = outdir
     machine = {}
     try:
         cluster.start()
@@ -1826,6 +1859,12 @@ def main():
                  ('counts', bench.bench_counts),
                  # last: it stops and restarts the cluster
                  ('instr', bench.bench_instructions)]
+        unknown = (only or set()) - {name for name, _ in steps} - set(scale.STEPS)
+        if unknown:
+            raise BenchError(f'--only: no benchmark named {", ".join(sorted(unknown))}')
+        # the scale rows (bench/scale.py) run only when --only names them
+        steps[-1:-1] = [(name, lambda fn=fn: fn(bench)) for name, fn in scale.STEPS.items()
+                        if only is not None and name in only]
         for name, fn in steps:
             if only is None or name in only:
                 ts = time.monotonic()
@@ -1836,6 +1875,7 @@ def main():
         if not bench.has_worker:
             bench.notes.append('client/jobq-worker not built: worker figures missing')
         plots(bench, outdir)
+        scale.plot(bench)
     finally:
         if args.keep:
             cluster.stop()
@@ -1849,6 +1889,7 @@ def main():
         json.dump(dict(mode=args.mode, argv=args.argv, m=bench.m, results=bench.results,
                        errors=bench.errors, notes=bench.notes, machine=machine,
                        settings=settings, started=started.isoformat(), elapsed=elapsed,
+                       sm=bench.sm, scale_series=bench.scale_series,
                        profile_text=getattr(bench, 'profile_text', None)), f, indent=1)
     empty = [k for k, r in bench.results.items() if not r['values']]
     log(f'wrote {out} in {(time.monotonic() - t0):.0f} s; {len(bench.results)} figures, '
