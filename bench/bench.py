@@ -1784,6 +1784,9 @@ def main():
     p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,awaiters,horizon,scale,soak,worker,persistent,profile,counts,instr; and the opt-in rows of bench/scale.py: ' + ','.join(scale.STEPS))
     p.add_argument('--counts-history', type=int, default=0,
                    help='rows of history for the counts figures (default: the mode\'s, 10M in full)')
+    p.add_argument('--set', action='append', default=[], metavar='NAME=VALUE',
+                   help='a server setting of the cluster, over the fixed ones (repeatable; '
+                        'printed with the settings of the report)')
     p.add_argument('--backlog-max', type=int, default=0,
                    help='largest backlog of --only backlog (default 10,000,000; quick 1,000,000)')
     p.add_argument('--soak-jobs', type=int, default=0,
@@ -1817,6 +1820,11 @@ def main():
         'checkpoint_timeout': "'30min'",
         'jit': 'off',
     }
+    for kv in args.set:
+        k, sep, v = kv.partition('=')
+        if not sep or not k.strip():
+            p.error(f'--set {kv}: expected NAME=VALUE')
+        settings[k.strip()] = v.strip()
     if args.report_only:
         import json
         saved = json.load(open(args.report_only))
