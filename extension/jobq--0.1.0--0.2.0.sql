@@ -1405,6 +1405,30 @@ COMMENT ON FUNCTION @extschema@.jobq_queue_consumers() IS
     'Per queue, the live registered workers that name it and their slots, and whether due jobs have nobody to claim them.';
 
 
+
+/* ========================================================================
+ * Vacuum of jobq.jobs on a deep backlog (issue 20, part 3).
+ *
+ * A claim reads jobs_claim_idx from its head, and every job it took left
+ * an entry there that only an index vacuum removes (no insert ever lands
+ * at the head, so btree's own deletion of dead entries never runs there).
+ * Scans mark such entries dead and skip them, but still read their pages:
+ * a claim walks every page of entries that died since the last vacuum
+ * (bench/findings.md, "Backlog").  With 0.1.0's settings a deep backlog
+ * made that unbounded twice over:
+ *  - autovacuum_vacuum_scale_factor = 0.01 waited for 1 % of the table
+ *    to die: 100,000 drained jobs at 10 M ready ones;
+ *  - then PostgreSQL's INDEX_CLEANUP auto skipped the index pass whenever
+ *    fewer than 2 % of the heap's pages had dead rows, which drained jobs
+ *    at the head of a large table never reach: the heap was vacuumed, the
+ *    claim index kept its dead head.
+ * Now autovacuum comes after 1,000 dead rows whatever the size (as 0.1.0
+ * did for a small table), and always vacuums the indexes.  The cost is an
+ * index pass over the whole table at each autovacuum (seconds at 10 M
+ * jobs, nothing at the small live table jobq keeps normally).
+ * ======================================================================== */
+ALTER TABLE jobq.jobs SET (autovacuum_vacuum_scale_factor = 0, vacuum_index_cleanup = on);
+
 /* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
