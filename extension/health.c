@@ -309,9 +309,16 @@ run(int st, Datum *values)
  * check_vacuum
  *	  Dead tuples of each jobq table: a warning at jobq.health_dead_tuples
  *	  when they outnumber the live rows, critical at ten times both.
+ *
+ *	  oldest names the oldest xmin holder (check_horizon), NULL when there
+ *	  is none.  When no holder is old enough to be reported yet, the advice
+ *	  names it anyway: a session idle in transaction for a minute holds
+ *	  back every row that died since, and at a thousand jobs a second that
+ *	  is the whole of these dead rows long before jobq.health_xact_age
+ *	  (bench/RESULTS.md, "A session idle in transaction under load").
  */
 static void
-check_vacuum(Findings *f, bool horizon_held)
+check_vacuum(Findings *f, bool horizon_held, const char *oldest)
 {
 	run(ST_TABLES, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -334,6 +341,7 @@ check_vacuum(Findings *f, bool horizon_held)
 		add(f, sev, "vacuum", rel, detail,
 			sev == SEV_OK ? "Nothing to do." :
 			horizon_held ? "Vacuum cannot remove them while the xmin horizon is held: end the holder the xmin_horizon rows name, then VACUUM the table." :
+			oldest ? psprintf("Vacuum cannot remove rows that died after the oldest xmin holder began, %s: if it is idle in transaction or runs long, end it; else run VACUUM on the table, and check that autovacuum is on and not throttled (autovacuum_vacuum_cost_delay, autovacuum_max_workers).", oldest) :
 			"Run VACUUM on the table, and check that autovacuum is on and not throttled (autovacuum_vacuum_cost_delay, autovacuum_max_workers).");
 	}
 }
@@ -356,10 +364,11 @@ xid_severity(int64 age, bool stuck)
  * check_horizon
  *	  Every xmin holder past its threshold, or one ok row that names the
  *	  oldest.  Returns whether any holder was reported.  *hidden receives
- *	  how many sessions hid their state.
+ *	  how many sessions hid their state, *oldest_out the oldest holder
+ *	  (NULL: none).
  */
 static bool
-check_horizon(Findings *f, TimestampTz now, int *hidden)
+check_horizon(Findings *f, TimestampTz now, int *hidden, char **oldest_out)
 {
 	Datum		values[2];
 	bool		found = false;
@@ -414,8 +423,11 @@ check_horizon(Findings *f, TimestampTz now, int *hidden)
 		}
 		found |= sev != SEV_OK;
 		if (oldest == NULL)
-			oldest = psprintf("pid " INT64_FORMAT " (%s), " INT64_FORMAT " transactions behind",
-							  pid, who, xids);
+			oldest = state == NULL || isnull ?
+				psprintf("pid " INT64_FORMAT " (%s), " INT64_FORMAT " transactions behind",
+						 pid, who, xids) :
+				psprintf("pid " INT64_FORMAT " (%s), %s, its transaction open for %s, " INT64_FORMAT " transactions behind",
+						 pid, who, state, human_secs(age_s), xids);
 	}
 
 	run(ST_PREPARED, values + 1);
@@ -485,6 +497,7 @@ check_horizon(Findings *f, TimestampTz now, int *hidden)
 			oldest ? psprintf("the oldest xmin holder is %s", oldest)
 			: pstrdup("no session, prepared transaction, slot or standby holds back vacuum"),
 			"Nothing to do.");
+	*oldest_out = oldest;
 	return found;
 }
 
@@ -692,6 +705,7 @@ jobq_health(PG_FUNCTION_ARGS)
 	int			save_sec_context;
 	int			hidden;
 	bool		held;
+	char	   *oldest;
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
@@ -703,8 +717,8 @@ jobq_health(PG_FUNCTION_ARGS)
 	 */
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(GetOuterUserId(), save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	held = check_horizon(&f, now, &hidden);
-	check_vacuum(&f, held);
+	held = check_horizon(&f, now, &hidden, &oldest);
+	check_vacuum(&f, held, oldest);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 
 	if (hidden > 0 && !has_privs_of_role(GetOuterUserId(), ROLE_PG_READ_ALL_STATS))

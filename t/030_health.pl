@@ -4,7 +4,8 @@
 # An idle-in-transaction session holding a snapshot is critical, named by
 # its pid, once older than jobq.health_xact_age; a role without
 # pg_read_all_stats does not see its state and is told so (visibility),
-# with pg_monitor it sees the finding; a prepared transaction is critical;
+# with pg_monitor it sees the finding; before that age, the vacuum finding
+# over the dead jobs it holds back names it; a prepared transaction is critical;
 # the sweeper: ok while it runs, critical in the seconds after it was
 # terminated (before the launcher restarts it), ok again after, and a
 # warning when the database is not in jobq.sweeper_databases.  jobq health
@@ -94,6 +95,41 @@ is(findings('visibility', user => 'dash'), '', 'and no visibility row');
 $idle->query_safe('COMMIT');
 $idle->quit;
 ok(poll('xmin_horizon', qr/^ok\|database$/), 'ok again once the transaction ends');
+
+# --- dead jobs held back by a session idle in transaction for less than
+# jobq.health_xact_age (5 minutes here): no xmin_horizon finding yet, but
+# the vacuum finding names it as the oldest holder (issue 20)
+my $young = $node->background_psql('postgres');
+$young->query_safe('BEGIN');
+my $ypid = $young->query_safe('SELECT pg_backend_pid() FROM txid_current()');
+$node->safe_psql('postgres', q{
+	SELECT jobq_create_queue('churn', completed_retention => '0');
+	SELECT count(*) FROM jobq_enqueue_batch('churn', ARRAY(SELECT '{}'::jsonb FROM generate_series(1, 1500)));
+	WITH c AS (SELECT array_agg(id) i, array_agg(token) t FROM jobq_claim('churn', 'w', 1000))
+	SELECT count(*) FROM c, jobq_complete_batch(c.i, c.t);
+	WITH c AS (SELECT array_agg(id) i, array_agg(token) t FROM jobq_claim('churn', 'w', 1000))
+	SELECT count(*) FROM c, jobq_complete_batch(c.i, c.t);
+});
+my $vacuum_advice = q{
+	SET jobq.health_dead_tuples = 1000;
+	SELECT severity || '|' || advice FROM jobq_health()
+	WHERE "check" = 'vacuum' AND subject = 'jobq.jobs'};
+my $advice = '';
+my $deadline = time + 30;
+while (time < $deadline)
+{
+	# the dead rows count once the sessions that made them report (at exit)
+	$advice = $node->safe_psql('postgres', $vacuum_advice);
+	last if $advice =~ /^warning/;
+	usleep(100_000);
+}
+like($advice, qr/^warning\|Vacuum cannot remove rows that died after the oldest xmin holder began, pid $ypid \(.*\), idle in transaction, its transaction open for .*: if it is idle in transaction or runs long, end it/,
+	'dead jobs: the vacuum finding names the young idle-in-transaction session holding them');
+is($node->safe_psql('postgres', q{
+	SELECT severity || '|' || subject FROM jobq_health() WHERE "check" = 'xmin_horizon'}),
+	'ok|database', 'before jobq.health_xact_age it is no xmin_horizon finding of its own');
+$young->query_safe('ROLLBACK');
+$young->quit;
 
 # --- a prepared transaction
 $node->safe_psql('postgres', q{
