@@ -335,6 +335,11 @@ BACKLOG_EXPLAIN_SQL = (
     " ORDER BY c.priority, c.run_at, c.id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED")
 
 
+# jobq.jobs's autovacuum settings of 0.1.0, where 0.2.0 changed them
+BACKLOG_010_RELOPTIONS = ('ALTER TABLE jobq.jobs SET (autovacuum_vacuum_scale_factor = 0.01, '
+                          'vacuum_index_cleanup = auto)')
+
+
 def backlog_stats(b):
     time.sleep(1)       # the pgbench backends report their counts as they exit
     return dict(zip(BACKLOG_STATS, (int(x) for x in b.c.sql(BACKLOG_STATS_SQL).split('|'))))
@@ -401,13 +406,21 @@ def backlog_drain(b, n, long_drain):
     # long drain
     runs = [('', short)] * m['backlog_reps'] + [('/vacuumed', short)]
     if long_drain and m['backlog_long'] <= n // 2:
-        runs.append(('/long', m['backlog_long']))
+        # as installed, and with the autovacuum settings of 0.1.0 (upgrade
+        # script, "Vacuum of jobq.jobs on a deep backlog"), each from a
+        # vacuumed index
+        runs += [('/long', m['backlog_long']), ('/long-0.1.0', m['backlog_long'])]
+    installed = b.c.sql("SELECT array_to_string(reloptions, ', ') FROM pg_class "
+                        "WHERE oid = 'jobq.jobs'::regclass")
     vacuum_s = None
     for suffix, drain in runs:
-        if suffix == '/vacuumed':
+        if suffix in ('/vacuumed', '/long', '/long-0.1.0'):
             t1 = time.monotonic()
             b.c.sql('VACUUM (INDEX_CLEANUP ON) jobq.jobs')
             vacuum_s = time.monotonic() - t1
+            explain0 = backlog_explain(b)
+        if suffix == '/long-0.1.0':
+            b.c.sql(BACKLOG_010_RELOPTIONS)
         per_client = drain // c
         before = int(b.c.sql("SELECT count(*) FROM jobq.jobs")) if n <= 100000 else n
         s0 = backlog_stats(b)
@@ -420,8 +433,8 @@ def backlog_drain(b, n, long_drain):
         half = len(pts) // 2
         first = sum(pts[:half]) / half if half else 0.0
         last = sum(pts[half:]) / (len(pts) - half) if len(pts) > half else 0.0
-        if suffix:
-            b.scale_series['backlog_long'] = pts
+        if suffix.startswith('/long'):
+            b.scale_series[f'backlog{suffix}'] = pts
         explain1 = backlog_explain(b)
         b.record(f'backlog/{n}{suffix}', tps, 'jobs/s', jobs=jobs, backlog=before,
                  cpu_ms_per_1k=1e6 * cpu / jobs, wal_bytes_per_job=wal / jobs,
@@ -432,10 +445,14 @@ def backlog_drain(b, n, long_drain):
                  idx_read_per_job=d['idx_read'] / jobs, autovacuums=d['autovacuums'],
                  claim_idx_read_per_job=d['claim_idx_read'] / jobs,
                  vacuum_seconds=vacuum_s if suffix == '/vacuumed' else None,
+                 reloptions=b.c.sql("SELECT array_to_string(reloptions, ', ') FROM pg_class "
+                                    "WHERE oid = 'jobq.jobs'::regclass"),
                  dead_after=s1['dead'], first_half=first, second_half=last,
                  explain_before=explain0[0], explain_after=explain1[0], plan=explain0[1],
                  size_bytes=size, claim_idx_bytes=idx, fill_seconds=fill_s)
         explain0 = explain1
+        if suffix == '/long-0.1.0':
+            b.c.sql(f'ALTER TABLE jobq.jobs SET ({installed})')
         # top the backlog up again, at the tail, as producers would
         b.c.sqls(*backlog_fill_sql(jobs))
 
@@ -647,9 +664,11 @@ def backlog_report(w, b):
             rows.append((f'{n:,}, after `VACUUM (INDEX_CLEANUP ON)` of the dead rows of those '
                          f'({R[f"backlog/{n}/vacuumed"]["extra"][0]["vacuum_seconds"]:.1f} s)',
                          f'backlog/{n}/vacuumed', n))
-    if f'backlog/{sizes[-1]}/long' in R:
-        rows.append((f'{sizes[-1]:,}, one drain of {m["backlog_long"]:,} after those',
-                     f'backlog/{sizes[-1]}/long', sizes[-1]))
+    for suffix, what in (('/long', 'as installed'),
+                         ('/long-0.1.0', "with 0.1.0's autovacuum settings")):
+        if f'backlog/{sizes[-1]}{suffix}' in R:
+            rows.append((f'{sizes[-1]:,}, one drain of {m["backlog_long"]:,} from a vacuumed '
+                         f'index, {what}', f'backlog/{sizes[-1]}{suffix}', sizes[-1]))
     for label, key, n in rows:
         r = b.best(R, key)
         if not r:
@@ -657,7 +676,8 @@ def backlog_report(w, b):
             continue
         e = r['extra']
         # against 10k in the same state: vacuumed against vacuumed
-        same = b.best(R, 'backlog/10000' + key[len(f'backlog/{n}'):]) or base
+        same = (b.best(R, 'backlog/10000' + key[len(f'backlog/{n}'):])
+                or b.best(R, 'backlog/10000/vacuumed') or base)
         ratio = r['best'] / same['best'] if same else None
         main = n > 10000 and key == f'backlog/{n}'
         tgt = '≥ 0.8×' if main else ''
@@ -680,6 +700,9 @@ def backlog_report(w, b):
           f'in the second quarter of the run, at most {e["size_q4_max"] / 2**20:.1f} MB in the last, '
           f'{e["size_end"] / 2**20:.1f} MB at the end (largest {e["size_max"] / 2**20:.1f} MB); '
           f'{e["autovacuums"]} autovacuums of it.\n')
+        if os.path.exists(os.path.join(b.outdir, 'backlog-long.svg')):
+            w('![long drains: jobs/s over time, as installed and with 0.1.0\'s autovacuum '
+              'settings](backlog-long.svg)\n')
         if os.path.exists(os.path.join(b.outdir, 'backlog-soak.svg')):
             w('![soak: size of jobq.jobs and jobs/s over time](backlog-soak.svg)\n')
 
@@ -736,6 +759,10 @@ def holdback_report(w, b):
         w('```\n')
 
 
+def m_max(b):
+    return b.sm['backlog_max']
+
+
 def plot(b):
     """SVG plots of the soak and the holdback next to the report (gnuplot)."""
     import shutil
@@ -758,6 +785,21 @@ def plot(b):
                         f" '{d}/soak-size.dat' using 1:3 with lines lw 2 title 'heap',"
                         f" '{d}/soak-rate.dat' using 1:2 axes x1y2 with lines title 'jobs/s'"],
                        check=False)
+    longs = [(k, v) for k, v in sorted(b.scale_series.items()) if k.startswith('backlog/long')]
+    if longs:
+        for k, pts in longs:
+            with open(os.path.join(d, f'{k.replace("/", "-")}.dat'), 'w') as f:
+                f.writelines(f'{i + 1} {y}\n' for i, y in enumerate(pts))
+        names = {'backlog/long': 'as installed', 'backlog/long-0.1.0': "0.1.0's autovacuum settings"}
+        plot_cmd = ', '.join(f"'{d}/{k.replace('/', '-')}.dat' using 1:2 with lines lw 2 "
+                             f"title '{names.get(k, k)}'" for k, _ in longs)
+        subprocess.run(['gnuplot', '-e',
+                        f"set terminal svg size 900,400 dynamic; set output '{d}/backlog-long.svg';"
+                        f"set title 'Single-job drain out of {m_max(b):,} ready jobs, 4 clients';"
+                        "set xlabel 'seconds'; set ylabel 'jobs/s'; set yrange [0:*];"
+                        f"set key bottom left; plot {plot_cmd}"], check=False)
+        for k, _ in longs:
+            os.unlink(os.path.join(d, f'{k.replace("/", "-")}.dat'))
     hb = b.scale_series.get('holdback')
     if hb and hb['samples']:
         h0, h1 = hb['hold']
@@ -768,7 +810,8 @@ def plot(b):
         subprocess.run(['gnuplot', '-e',
                         f"set terminal svg size 900,600 dynamic; set output '{d}/holdback.svg';"
                         "set multiplot layout 2,1 title 'A session idle in transaction (shaded) "
-                        "under load';"
+                        "under load'; set lmargin 10; set rmargin 10;"
+                        f"set xrange [0:{hb['latency'][-1][0] + 10 if hb['latency'] else 1}];"
                         f"set object 1 rect from {h0},graph 0 to {h1},graph 1 fc rgb '#eeeeee' behind;"
                         "set ylabel 'dead rows'; set y2label 'MB'; set y2tics; set ytics nomirror;"
                         "set yrange [0:*]; set y2range [0:*]; set key top left;"
