@@ -577,24 +577,11 @@ static void
 await_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					   SubTransactionId parentSubid, void *arg)
 {
-	int			level;
-	int			kept = 0;
-
-	if (nnotes == 0 ||
-		(event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB))
-		return;
-	level = GetCurrentTransactionNestLevel();
-	for (int i = 0; i < nnotes; i++)
-	{
-		if (notes[i].level >= level)
-		{
-			if (event == SUBXACT_EVENT_ABORT_SUB)
-				continue;
-			notes[i].level = level - 1;
-		}
-		notes[kept++] = notes[i];
-	}
-	nnotes = kept;
+	if (nnotes > 0 &&
+		(event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB))
+		nnotes = jobq_xact_array_subxact(notes, nnotes, sizeof(AwaitNote),
+										 offsetof(AwaitNote, level),
+										 event == SUBXACT_EVENT_COMMIT_SUB);
 }
 
 /*

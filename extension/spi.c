@@ -33,6 +33,7 @@
 #include "jobq.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
@@ -361,4 +362,36 @@ jobq_xact_array_grow(void *array, int *cap, Size elemsize)
 		repalloc(array, elemsize * newcap);
 	*cap = newcap;
 	return array;
+}
+
+/*
+ * jobq_xact_array_subxact
+ *	  At the end of a subtransaction, for a per-transaction array of n
+ *	  notes of elemsize bytes whose int at level_offset is the nesting
+ *	  level that took each: drop the notes the subtransaction took if it
+ *	  rolled back, hand them to its parent if it committed.  Returns how
+ *	  many notes are left (kept in order).
+ */
+int
+jobq_xact_array_subxact(void *array, int n, Size elemsize, Size level_offset, bool committed)
+{
+	char	   *notes = array;
+	int			level = GetCurrentTransactionNestLevel();
+	int			kept = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		int		   *note_level = (int *) (notes + i * elemsize + level_offset);
+
+		if (*note_level >= level)
+		{
+			if (!committed)
+				continue;
+			*note_level = level - 1;
+		}
+		if (kept != i)
+			memcpy(notes + kept * elemsize, notes + i * elemsize, elemsize);
+		kept++;
+	}
+	return kept;
 }

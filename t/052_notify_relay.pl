@@ -50,10 +50,10 @@ sub wait_sweeper
 	return sweeper_pid();
 }
 
-# Run $sql in one psql session that LISTENs on @channels, then give the
-# relay time to send; returns the notifications as "channel pid" lines,
-# sorted, with the session's own PID written as "self".
-sub notifications
+# listen_run(DB, CHANNELS, SQL): run SQL in one psql session that LISTENs
+# on CHANNELS, then give the relay time to send; returns psql's output
+# and the session's PID.
+sub listen_run
 {
 	my ($db, $channels, $sql) = @_;
 	my $listen = join('', map { qq{LISTEN "$_";\n} } @$channels);
@@ -68,6 +68,14 @@ sub notifications
 		SELECT 'end';
 	});
 	my ($self) = $out =~ /self=(\d+)/;
+	return ($out, $self);
+}
+
+# Run $sql as listen_run does; returns the notifications as "channel pid"
+# lines, sorted, with the session's own PID written as "self".
+sub notifications
+{
+	my ($out, $self) = listen_run(@_);
 	my @got;
 	while ($out =~ /Asynchronous notification "([^"]+)" received from server process with PID (\d+)/g)
 	{
@@ -194,17 +202,7 @@ is(notifications('postgres', ['jobq.q'], qq{
 # the payloads' lines, sorted, and the payload sizes.
 sub events
 {
-	my ($db, $channels, $sql) = @_;
-	my $listen = join('', map { qq{LISTEN "$_";\n} } @$channels);
-	my $naps = "SELECT pg_sleep(0.1);\n" x 10;
-	my $out = $node->safe_psql($db, qq{
-		SELECT 'self=' || pg_backend_pid();
-		$listen
-		$sql
-		$naps
-		SELECT 'end';
-	});
-	my ($self) = $out =~ /self=(\d+)/;
+	my ($out, $self) = listen_run(@_);
 	my (%lines, @sizes);
 	while ($out =~ /Asynchronous notification "([^"]+)" with payload "(.*?)" received from server process with PID (\d+)/gs)
 	{
