@@ -192,12 +192,12 @@ is($node->safe_psql('postgres',
 
 # --prefetch=auto: ahead while the jobs are short, not once they take longer
 reset_queue();
-enqueue(join(',', (map { "'{\"n\": $_}'" } 1 .. 20), (map { "'{\"sleep\": 0.2, \"k\": $_}'" } 1 .. 4)));
+enqueue(join(',', (map { "'{\"n\": $_}'" } 1 .. 20), (map { "'{\"sleep\": 0.2, \"k\": $_}'" } 1 .. 6)));
 $w = start_worker($node, '-q', 'p', '-c', '2', '--persistent=1', '--burst', '--', 'python3', $py);
 is(stop_worker($w), 0, 'prefetch auto: --burst drains and exits 0');
 like(worker_log($w),
 	qr/info: claiming up to 2 job\(s\) ahead: jobs take [0-9.]+ ms on average(?s:.*)info: no longer claiming ahead: jobs take [0-9.]+ ms on average/,
-	'prefetch auto: on with the short jobs, off once jobs take longer than 10 ms');
+	'prefetch auto: on with the short jobs, off once jobs take longer than 50 ms');
 
 # -- under valgrind: the worker's side of every outcome, a crash and a restart, with no leak
 # and no memory error

@@ -66,8 +66,8 @@ free_slots(Worker *w)
  * ahead
  *		How many claimed jobs may wait for a slot on top of the running ones
  *		(--prefetch).  auto: with --persistent, --batch jobs while the jobs
- *		take less than PREFETCH_JOB_MAX_S on average, once that is known
- *		(flow_job_time); otherwise none.  Why: short jobs in long-lived processes finish
+ *		take less than PREFETCH_JOB_MAX_S on average, once that is known,
+ *		until they take twice that (flow_job_time); otherwise none.  Why: short jobs in long-lived processes finish
  *		within a round trip to the server, so a worker that claims only for
  *		free slots leaves its handlers idle for every round trip (the claim
  *		and the completions go out only when the answers are in, and the next
@@ -100,7 +100,8 @@ flow_job_time(Worker *w, double secs)
 
 	w->job_time_avg = w->jobs_timed == 0 ? secs : 0.9 * w->job_time_avg + 0.1 * secs;
 	w->jobs_timed++;
-	fast = w->job_time_avg < PREFETCH_JOB_MAX_S;
+	fast = w->claiming_ahead ? w->job_time_avg <= 2 * PREFETCH_JOB_MAX_S :
+		w->job_time_avg < PREFETCH_JOB_MAX_S;
 	if (w->prefetch >= 0 || w->persistent == 0 || fast == w->claiming_ahead)
 		return;
 	w->claiming_ahead = fast;
@@ -518,6 +519,25 @@ flow_acks_due(Worker *w, double now)
 }
 
 /*
+ * claim_with_acks
+ *		How many jobs the round trip that reports completions claims too:
+ *		what a claim would now (flow_may_claim), and, while claiming ahead,
+ *		also when the jobs claimed ahead have not all started yet: that
+ *		tops them up in a round trip that goes anyway, where waiting for
+ *		them to start would cost a claim of its own later.
+ */
+static int
+claim_with_acks(Worker *w)
+{
+	if (flow_may_claim(w))
+		return claim_size(w);
+	if (ahead(w) > 0 && flow_running(w) > 0 && !w->stopping && !w->quiet &&
+		w->db.connected && !w->db.claiming)
+		return claim_size(w);
+	return 0;
+}
+
+/*
  * flow_flush_acks
  *		Report the jobs that finished since the last round trip.  Fails and
  *		releases go one call each (each has its own error text and outcome).
@@ -582,7 +602,7 @@ flow_flush_acks(Worker *w, double now)
 
 	while (w->db.connected && w->acks_head && w->acks_head->kind == ACK_COMPLETE)
 	{
-		int			claim_n = flow_may_claim(w) ? claim_size(w) : 0;
+		int			claim_n = claim_with_acks(w);
 		Job		   *jobs = NULL;
 		int			njobs = 0;
 		DbStatus	st;

@@ -15,6 +15,7 @@
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,21 @@ timestamp(char *out, size_t len)
 	snprintf(out, len, "%s.%03dZ", tmp, (int) (tv.tv_usec / 1000));
 }
 
+/* append secs as seconds with three decimals (printf's %.3f, by hand) */
+static void
+buf_secs3(JobqBuf *b, double secs)
+{
+	long long	ms = secs > 0 ? llround(secs * 1000) : 0;
+	char		frac[4];
+
+	buf_int(b, ms / 1000);
+	frac[0] = '.';
+	frac[1] = (char) ('0' + ms / 100 % 10);
+	frac[2] = (char) ('0' + ms / 10 % 10);
+	frac[3] = (char) ('0' + ms % 10);
+	jobq_buf_append(b, frac, 4);
+}
+
 /* json_str: s as a JSON string literal on f */
 static void
 json_str(FILE *f, const char *s)
@@ -177,19 +193,37 @@ log_job(Worker *w, const Ack *a, const char *state)
 		snprintf(errline, sizeof(errline), "%.*s", (int) (n - st), e + st);
 	}
 	timestamp(ts, sizeof(ts));
+	/* (by hand, not printf: see buf_int) */
 	if (w->log_json)
 	{
-		jobq_buf_printf(b, "{\"ts\":\"%s\",\"pid\":%d,\"level\":\"info\",\"event\":\"job\","
-						"\"id\":%lld,\"queue\":", ts, (int) log_pid, job_id(&a->job));
+		jobq_buf_puts(b, "{\"ts\":\"");
+		jobq_buf_puts(b, ts);
+		jobq_buf_puts(b, "\",\"pid\":");
+		buf_int(b, log_pid);
+		jobq_buf_puts(b, ",\"level\":\"info\",\"event\":\"job\",\"id\":");
+		buf_int(b, job_id(&a->job));
+		jobq_buf_puts(b, ",\"queue\":");
 		jobq_buf_json_string(b, job_queue(&a->job));
-		jobq_buf_printf(b, ",\"attempt\":%d,\"max_attempts\":%d,\"outcome\":\"%s\","
-						"\"state\":\"%s\",\"duration\":%.3f",
-						job_attempt(&a->job), job_max_attempts(&a->job), a->outcome, state,
-						a->duration);
+		jobq_buf_puts(b, ",\"attempt\":");
+		buf_int(b, job_attempt(&a->job));
+		jobq_buf_puts(b, ",\"max_attempts\":");
+		buf_int(b, job_max_attempts(&a->job));
+		jobq_buf_puts(b, ",\"outcome\":\"");
+		jobq_buf_puts(b, a->outcome);
+		jobq_buf_puts(b, "\",\"state\":\"");
+		jobq_buf_puts(b, state);
+		jobq_buf_puts(b, "\",\"duration\":");
+		buf_secs3(b, a->duration);
 		if (a->exit_code >= 0)
-			jobq_buf_printf(b, ",\"exit\":%d", a->exit_code);
+		{
+			jobq_buf_puts(b, ",\"exit\":");
+			buf_int(b, a->exit_code);
+		}
 		if (a->signo > 0)
-			jobq_buf_printf(b, ",\"signal\":%d", a->signo);
+		{
+			jobq_buf_puts(b, ",\"signal\":");
+			buf_int(b, a->signo);
+		}
 		if (errline[0])
 		{
 			jobq_buf_puts(b, ",\"error\":");
@@ -199,15 +233,34 @@ log_job(Worker *w, const Ack *a, const char *state)
 	}
 	else
 	{
-		jobq_buf_printf(b, "%s jobq-worker[%d] info: job id=%lld queue=%s attempt=%d/%d "
-						"outcome=%s state=%s duration=%.3fs",
-						ts, (int) log_pid, job_id(&a->job), job_queue(&a->job),
-						job_attempt(&a->job), job_max_attempts(&a->job), a->outcome, state,
-						a->duration);
+		jobq_buf_puts(b, ts);
+		jobq_buf_puts(b, " jobq-worker[");
+		buf_int(b, log_pid);
+		jobq_buf_puts(b, "] info: job id=");
+		buf_int(b, job_id(&a->job));
+		jobq_buf_puts(b, " queue=");
+		jobq_buf_puts(b, job_queue(&a->job));
+		jobq_buf_puts(b, " attempt=");
+		buf_int(b, job_attempt(&a->job));
+		jobq_buf_puts(b, "/");
+		buf_int(b, job_max_attempts(&a->job));
+		jobq_buf_puts(b, " outcome=");
+		jobq_buf_puts(b, a->outcome);
+		jobq_buf_puts(b, " state=");
+		jobq_buf_puts(b, state);
+		jobq_buf_puts(b, " duration=");
+		buf_secs3(b, a->duration);
+		jobq_buf_puts(b, "s");
 		if (a->exit_code >= 0)
-			jobq_buf_printf(b, " exit=%d", a->exit_code);
+		{
+			jobq_buf_puts(b, " exit=");
+			buf_int(b, a->exit_code);
+		}
 		if (a->signo > 0)
-			jobq_buf_printf(b, " signal=%d", a->signo);
+		{
+			jobq_buf_puts(b, " signal=");
+			buf_int(b, a->signo);
+		}
 		if (errline[0])
 		{
 			jobq_buf_puts(b, " error=");

@@ -43,7 +43,7 @@ usage(FILE *f, const char *progname, bool callback)
 			"                             stdin and answer on stdout (see jobq-worker(1))\n"
 			"      --prefetch=N|auto      claim up to N jobs ahead, to wait while the\n"
 			"                             handlers are busy (default auto: --batch with\n"
-			"                             --persistent while jobs take under 10ms, else 0)\n"
+			"                             --persistent while jobs take under 25ms, else 0)\n"
 			"  -t, --timeout=DURATION     stop a handler running longer (default: none)\n"
 			"      --kill-after=DURATION  SIGKILL a handler this long after SIGTERM (default 5s)\n"
 			"      --once                 run one job, then exit\n"

@@ -270,10 +270,15 @@ persistent_start(Worker *w, Slot *s, const Job *job)
 		return false;
 
 	payload = jobq_job_payload(job->jj, &len);
-	jobq_buf_printf(&best->inbuf, "{\"id\":%lld,\"queue\":", job_id(job));
+	jobq_buf_puts(&best->inbuf, "{\"id\":");
+	buf_int(&best->inbuf, job_id(job));
+	jobq_buf_puts(&best->inbuf, ",\"queue\":");
 	jobq_buf_json_string(&best->inbuf, job_queue(job));
-	jobq_buf_printf(&best->inbuf, ",\"attempt\":%d,\"max_attempts\":%d,\"payload\":",
-					job_attempt(job), job_max_attempts(job));
+	jobq_buf_puts(&best->inbuf, ",\"attempt\":");
+	buf_int(&best->inbuf, job_attempt(job));
+	jobq_buf_puts(&best->inbuf, ",\"max_attempts\":");
+	buf_int(&best->inbuf, job_max_attempts(job));
+	jobq_buf_puts(&best->inbuf, ",\"payload\":");
 	jobq_buf_append(&best->inbuf, payload ? payload : "null", payload ? len : 4);
 	jobq_buf_append(&best->inbuf, "}\n", 2);
 	jobq_xcheck(&best->inbuf);

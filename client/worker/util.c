@@ -86,3 +86,26 @@ ring_string(const Ring *r)
 	s[off + n] = '\0';
 	return s;
 }
+
+/*
+ * buf_int
+ *		Append v in decimal to b.  The job lines of the log and of
+ *		--persistent are written per job, and printf's machinery cost more
+ *		than everything else the worker does for a job (callgrind).
+ */
+void
+buf_int(JobqBuf *b, long long v)
+{
+	char		tmp[24];
+	char	   *p = tmp + sizeof(tmp);
+	unsigned long long u = v < 0 ? 0 - (unsigned long long) v : (unsigned long long) v;
+
+	do
+	{
+		*--p = (char) ('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		*--p = '-';
+	jobq_buf_append(b, p, (size_t) (tmp + sizeof(tmp) - p));
+}

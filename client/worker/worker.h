@@ -60,10 +60,14 @@
 /* --persistent: the longest an answered job waits for others to be reported with */
 #define PERSISTENT_ACK_WAIT_S 0.002
 /*
- * --prefetch=auto: jobs are claimed ahead (--persistent) while the jobs of
- * the handler processes take less than this on average (flow.c)
+ * --prefetch=auto: jobs are claimed ahead (--persistent) once the jobs of the
+ * handler processes take less than this on average, and no longer once they
+ * take twice as long (flow.c).  NB: a job's time as the worker sees it
+ * includes the round trip the worker was in when the answer came, so a slow
+ * server or a busy machine makes jobs look longer: the gap between the two
+ * keeps the worker from turning it on and off with every batch.
  */
-#define PREFETCH_JOB_MAX_S 0.010
+#define PREFETCH_JOB_MAX_S 0.025
 /* --persistent: the most handler processes */
 #define JOBQ_PERSISTENT_PROCS_MAX 1000
 
@@ -344,6 +348,7 @@ extern void title_update(Worker *w);
 extern double now_mono(void);
 extern void ring_append(Ring *r, const char *p, size_t n);
 extern char *ring_string(const Ring *r);
+extern void buf_int(JobqBuf *b, long long v);
 
 /* log.c */
 extern void log_open(Worker *w);
