@@ -323,8 +323,15 @@ flow_claim_poll(Worker *w, double now)
 	if (db_claim_finish(w, &jobs, &njobs) != DB_OK)
 		return;
 	took_jobs(w, jobs, njobs, w->claim_asked, now);
-	/* empty before its wait was over: maybe a signal for us (registry.c) */
-	if (njobs == 0 && now < w->db.claim_started + w->claim_wait - 0.05)
+	/*
+	 * Empty before its wait was over: maybe a signal for us (registry.c).
+	 * Jobs while we are quiet: the server held the claim of a quiet worker
+	 * and a resume let it claim, so the registry says running now; beat to
+	 * hear it (NB: else "resumed" waited for the next heartbeat, and the
+	 * worker claimed nothing more meanwhile).
+	 */
+	if ((njobs == 0 && now < w->db.claim_started + w->claim_wait - 0.05) ||
+		(njobs > 0 && w->quiet))
 		registry_beat_soon(w, now);
 
 	/*
