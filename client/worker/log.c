@@ -160,6 +160,36 @@ wlog(Worker *w, const char *level, const char *fmt,...)
 	fflush(log_fp);
 }
 
+/* a literal, then a number or a string: the pieces of a job's line */
+static void
+put_int(JobqBuf *b, const char *lit, long long v)
+{
+	jobq_buf_puts(b, lit);
+	buf_int(b, v);
+}
+
+static void
+put_str(JobqBuf *b, const char *lit, const char *s)
+{
+	jobq_buf_puts(b, lit);
+	jobq_buf_puts(b, s);
+}
+
+/* the fields a job's line has only sometimes: exit, signal, error */
+static void
+job_line_end(JobqBuf *b, bool json, const Ack *a, const char *errline)
+{
+	if (a->exit_code >= 0)
+		put_int(b, json ? ",\"exit\":" : " exit=", a->exit_code);
+	if (a->signo > 0)
+		put_int(b, json ? ",\"signal\":" : " signal=", a->signo);
+	if (errline[0])
+	{
+		jobq_buf_puts(b, json ? ",\"error\":" : " error=");
+		jobq_buf_json_string(b, errline);
+	}
+}
+
 /*
  * log_job
  *		The line for one finished job.  state is what the server says the
@@ -175,6 +205,7 @@ log_job(Worker *w, const Ack *a, const char *state)
 	char		ts[40];
 	char		errline[200] = "";
 	JobqBuf    *b = &job_lines;
+	bool		json = w->log_json;
 
 	if (log_pid == 0)
 		log_pid = getpid();
@@ -193,81 +224,26 @@ log_job(Worker *w, const Ack *a, const char *state)
 		snprintf(errline, sizeof(errline), "%.*s", (int) (n - st), e + st);
 	}
 	timestamp(ts, sizeof(ts));
-	/* (by hand, not printf: see buf_int) */
-	if (w->log_json)
-	{
-		jobq_buf_puts(b, "{\"ts\":\"");
-		jobq_buf_puts(b, ts);
-		jobq_buf_puts(b, "\",\"pid\":");
-		buf_int(b, log_pid);
-		jobq_buf_puts(b, ",\"level\":\"info\",\"event\":\"job\",\"id\":");
-		buf_int(b, job_id(&a->job));
-		jobq_buf_puts(b, ",\"queue\":");
+	/* the two formats piece by piece (by hand, not printf: see buf_int) */
+	put_str(b, json ? "{\"ts\":\"" : "", ts);
+	put_int(b, json ? "\",\"pid\":" : " jobq-worker[", log_pid);
+	put_int(b, json ? ",\"level\":\"info\",\"event\":\"job\",\"id\":" : "] info: job id=",
+			job_id(&a->job));
+	jobq_buf_puts(b, json ? ",\"queue\":" : " queue=");
+	if (json)
 		jobq_buf_json_string(b, job_queue(&a->job));
-		jobq_buf_puts(b, ",\"attempt\":");
-		buf_int(b, job_attempt(&a->job));
-		jobq_buf_puts(b, ",\"max_attempts\":");
-		buf_int(b, job_max_attempts(&a->job));
-		jobq_buf_puts(b, ",\"outcome\":\"");
-		jobq_buf_puts(b, a->outcome);
-		jobq_buf_puts(b, "\",\"state\":\"");
-		jobq_buf_puts(b, state);
-		jobq_buf_puts(b, "\",\"duration\":");
-		buf_secs3(b, a->duration);
-		if (a->exit_code >= 0)
-		{
-			jobq_buf_puts(b, ",\"exit\":");
-			buf_int(b, a->exit_code);
-		}
-		if (a->signo > 0)
-		{
-			jobq_buf_puts(b, ",\"signal\":");
-			buf_int(b, a->signo);
-		}
-		if (errline[0])
-		{
-			jobq_buf_puts(b, ",\"error\":");
-			jobq_buf_json_string(b, errline);
-		}
-		jobq_buf_puts(b, "}\n");
-	}
 	else
-	{
-		jobq_buf_puts(b, ts);
-		jobq_buf_puts(b, " jobq-worker[");
-		buf_int(b, log_pid);
-		jobq_buf_puts(b, "] info: job id=");
-		buf_int(b, job_id(&a->job));
-		jobq_buf_puts(b, " queue=");
 		jobq_buf_puts(b, job_queue(&a->job));
-		jobq_buf_puts(b, " attempt=");
-		buf_int(b, job_attempt(&a->job));
-		jobq_buf_puts(b, "/");
-		buf_int(b, job_max_attempts(&a->job));
-		jobq_buf_puts(b, " outcome=");
-		jobq_buf_puts(b, a->outcome);
-		jobq_buf_puts(b, " state=");
-		jobq_buf_puts(b, state);
-		jobq_buf_puts(b, " duration=");
-		buf_secs3(b, a->duration);
+	put_int(b, json ? ",\"attempt\":" : " attempt=", job_attempt(&a->job));
+	put_int(b, json ? ",\"max_attempts\":" : "/", job_max_attempts(&a->job));
+	put_str(b, json ? ",\"outcome\":\"" : " outcome=", a->outcome);
+	put_str(b, json ? "\",\"state\":\"" : " state=", state);
+	jobq_buf_puts(b, json ? "\",\"duration\":" : " duration=");
+	buf_secs3(b, a->duration);
+	if (!json)
 		jobq_buf_puts(b, "s");
-		if (a->exit_code >= 0)
-		{
-			jobq_buf_puts(b, " exit=");
-			buf_int(b, a->exit_code);
-		}
-		if (a->signo > 0)
-		{
-			jobq_buf_puts(b, " signal=");
-			buf_int(b, a->signo);
-		}
-		if (errline[0])
-		{
-			jobq_buf_puts(b, " error=");
-			jobq_buf_json_string(b, errline);
-		}
-		jobq_buf_puts(b, "\n");
-	}
+	job_line_end(b, json, a, errline);
+	jobq_buf_puts(b, json ? "}\n" : "\n");
 	jobq_xcheck(b);
 	/* a stream of jobs between two sleeps must not pile up without bound */
 	if (b->len >= LOG_FLUSH_BYTES)
