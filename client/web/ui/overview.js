@@ -7,7 +7,10 @@ import { actionButton, clear, countOf, fmtNum, h, link, fill, toast } from './do
 import { fmtSeconds, intervalSeconds, sparkline } from './chart.js';
 import { retryDeadButton } from './bulk.js';
 
+// the counter strip; "waiting" (jobs waiting for their dependencies) where
+// the server counts it (flows)
 const STRIP = ['ready', 'delayed', 'running', 'expired', 'dead', 'completed'];
+const withWaiting = (queues, ks) => (queues.some((q) => q.waiting !== undefined) ? ks.concat(['waiting']) : ks);
 
 export function overviewPage(root, ctx) {
   const strip = h('section', { class: 'strip', 'aria-label': 'totals' });
@@ -53,18 +56,19 @@ export function overviewPage(root, ctx) {
         }
       }
       // totals: a capped count of one queue makes its total a lower bound
+      const strip_ = withWaiting(ov.queues, STRIP);
       const totals = {};
       const capped = {};
-      for (const k of STRIP) { totals[k] = 0; capped[k] = false; }
+      for (const k of strip_) { totals[k] = 0; capped[k] = false; }
       for (const q of ov.queues) {
-        for (const k of STRIP) {
+        for (const k of strip_) {
           const c = countOf(q, k);
           totals[k] += c.n;
           capped[k] = capped[k] || c.capped;
         }
       }
       clear(strip);
-      for (const k of STRIP) {
+      for (const k of strip_) {
         const warn = k === 'expired' && totals[k] > 0 || k === 'dead' && totals[k] > 0;
         strip.append(h('div', { class: 'count ' + k + (warn ? ' warn' : '') },
           h('span', { class: 'n', text: fmtNum(totals[k]) + (capped[k] ? '+' : '') }), h('span', { class: 'k', text: k })));
@@ -93,7 +97,7 @@ function servedBy(workers, queue) {
 
 function queuesTable(queues, workers, spark, ctx, page, host) {
   if (!queues.length) return h('p', { class: 'muted', text: 'No queues yet.' });
-  const cols = ['ready', 'delayed', 'running', 'expired', 'dead', 'completed', 'cancelled'];
+  const cols = withWaiting(queues, ['ready', 'delayed', 'running', 'expired', 'dead', 'completed', 'cancelled']);
   const act = ctx.canAct('admin');
   return h('table', { class: 'queues' },
     h('thead', {}, h('tr', {}, h('th', { text: 'queue' }), cols.map((c) => h('th', { class: 'num', text: c })),
