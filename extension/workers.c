@@ -127,10 +127,11 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 
 	/*
 	 * $1 target, $2 the new state, $3 the states it may come from.  Returns
-	 * the claim label of each worker now in that state.
+	 * the claim label of each worker now in that state.  The worker has not
+	 * heard it yet (told).
 	 */
 	[ST_SIGNAL] = {"worker_signal",
-		"UPDATE jobq.workers SET state = $2"
+		"UPDATE jobq.workers SET state = $2, told = NULL"
 		" WHERE ($1 = '*' OR id::text = pg_catalog.lower($1) OR name LIKE $1 OR host LIKE $1)"
 		"   AND state = ANY ($3)"
 		" RETURNING id::text",
@@ -462,7 +463,8 @@ jobq_workers(PG_FUNCTION_ARGS)
  *	  (every worker), a worker_id, or a LIKE pattern matched against name
  *	  and host.  Returns how many workers are now in the state asked for:
  *	  a stopping worker is not quieted nor resumed.  Each is told at this
- *	  transaction's commit (see the file header).
+ *	  transaction's commit (see the file header).  Recorded in the audit
+ *	  trail (action worker_signal, with target and signal).
  */
 Datum
 jobq_worker_signal(PG_FUNCTION_ARGS)
@@ -525,6 +527,9 @@ jobq_worker_signal(PG_FUNCTION_ARGS)
 		jobq_announce_signal(DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[i],
 														  SPI_tuptable->tupdesc, 1, &isnull)));
 	}
+	/* the operator's call, in the audit trail (a resume undoes a quiet) */
+	jobq_audit_record("worker_signal", NULL, (Datum) 0, NULL, (int64) n,
+					  "target", text_to_cstring(target), "signal", signal, NULL);
 	jobq_spi_finish();
 	PG_RETURN_INT32((int32) n);
 }

@@ -11,6 +11,7 @@
 SET client_min_messages = warning;
 
 SELECT jobq_create_queue('wrk');
+SELECT coalesce(max(id), 0) AS audit_start FROM jobq.audit \gset
 
 -- a registration with every argument, and one with the name only
 SELECT worker_id AS w1, heartbeat_every = dead_after / 4 AS quarter, dead_after
@@ -50,6 +51,9 @@ SELECT name, state FROM jobq_workers() ORDER BY name;
 -- by host pattern, and a target that matches nobody
 SELECT jobq_worker_signal('host-%', 'stop') AS by_host,
        jobq_worker_signal('nobody-%', 'quiet') AS nobody;
+-- every signal is in the audit trail, with its target, signal and count
+SELECT action, regexp_replace(detail::text, '[0-9A-Fa-f-]{36}', 'ID') AS detail, affected
+FROM jobq.audit WHERE id > :audit_start ORDER BY id;
 
 -- re-registration under the same id (after 'unregistered'): the row is
 -- updated, its state and start kept
