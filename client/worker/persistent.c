@@ -10,30 +10,27 @@
  * else stays the worker's: claims and their batching with completes,
  * leases and heartbeats, tokens, per-job timeouts, graceful stop.
  *
- * The protocol (doc/jobq-worker.md, "Persistent handlers"), one JSON object
- * per line, UTF-8:
- *	handler, once at start:	{"ready": true, "jobs": K}	(K jobs at a time,
- *							1 to JOBQ_PERSISTENT_JOBS_MAX; default 1)
- *	worker, per job:		{"id": 7, "queue": "q", "attempt": 1,
- *							 "max_attempts": 25, "payload": {...}}
- *	handler, per job:		{"id": 7, "status": "completed", "result": ...}
- *							{"id": 7, "status": "retry", "error": "...",
- *							 "delay": 30}	(delay in seconds, optional)
- *							{"id": 7, "status": "failed", "error": "..."}
- *							(failed: permanently, to dead)
- * Answers may come in any order.  stderr is the handler's log: its lines go
- * to the worker's log, and its tail into the error text of jobs that die
- * with the process.
+ * The line protocol (the handler's ready line, the job lines, the answers)
+ * is documented in one place, doc/jobq-worker.md, "Persistent handlers";
+ * proc_line parses what it describes.  stderr is the handler's log: its
+ * lines go to the worker's log, and its tail into the error text of jobs
+ * that die with the process.
+ *
+ * What it costs per job: persistent_start buffers the job lines of a claim
+ * and persistent_feed writes them in one write per process; the answers of
+ * one read are parsed together; flow.c reports them together and claims
+ * ahead for short jobs (--prefetch).
  *
  * What happens when things go wrong:
  *	- a job runs past --timeout: its process is stopped (SIGTERM, SIGKILL
  *	  after --kill-after) and started again; that job fails ("timed out"),
  *	  the process's other jobs are released (their attempts given back:
  *	  they did nothing wrong);
- *	- a process exits or breaks the protocol: its jobs fail with the reason
- *	  and its stderr tail; it is started again after a backoff (0.1 s,
- *	  doubling up to 10 s while it keeps dying young), the other processes
- *	  go on;
+ *	- a process exits: its jobs fail with the reason and its stderr tail;
+ *	  it is started again after a backoff (0.1 s, doubling up to 10 s while
+ *	  it keeps dying young), the other processes go on;
+ *	- a process breaks the protocol: it is stopped, its jobs are released
+ *	  (not their doing), and it is started again the same way;
  *	- a job's lease is lost: its answer will be refused as stale, so it is
  *	  logged and dropped when it comes;
  *	- SIGTERM: claims stop, running jobs finish within --grace, then the
