@@ -139,6 +139,10 @@ class _Server:
         a job or read (cv held)."""
         while True:
             if self.lines and (active or not self.fast()):
+                if self.running + 1 >= self.jobs:
+                    # no thread left idle to watch this job: what is
+                    # answered goes now, not after it (jobs=1 always)
+                    self.flush()
                 self.events += 1
                 return self.lines.popleft()
             if self.lines or (self.pending and self.running > 0):
