@@ -289,9 +289,9 @@ my $setting = sub { $node->safe_psql('postgres', "SELECT $_[0] FROM jobq_queues(
 	'{"max_attempts": 9}');
 is("$code " . $setting->('max_attempts'), '403 1', 'the viewer cannot change a setting');
 ($code, $hdr, $body) = req($b, 'PATCH', '/api/queues/bulk', [@patch],
-	'{"max_attempts": 9, "lease": "10 minutes", "notify": false, "group_mode": "fifo", "rate": null}');
+	'{"max_attempts": 9, "lease": "10 minutes", "notify": false, "group_order": "round_robin", "rate": null}');
 is($code, 200, 'PATCH /api/queues/Q: 200');
-is(join(' ', map { $setting->($_) } qw(max_attempts lease notify group_mode rate)), '9 00:10:00 f fifo 0',
+is(join(' ', map { $setting->($_) } qw(max_attempts lease notify group_order rate)), '9 00:10:00 f round_robin 0',
 	'... the settings given are changed, a null one is left as it was');
 is($node->safe_psql('postgres', "SELECT actor || ' ' || action FROM jobq_audit(max_rows => 1)"), 'admin alter_queue',
 	'... and the audit trail has it');
@@ -302,8 +302,43 @@ for my $bad ([ '{"nope": 1}', 400, 'unknown queue setting' ], [ '{"max_attempts"
 	ok($code == $bad->[1] && $body =~ /$bad->[2]/, "PATCH $bad->[0]: $bad->[1], $bad->[2]") or diag("$code $body");
 }
 is($setting->('max_attempts'), '9', 'none of the refused changes changed anything');
+# (a change the queue's state refuses, class 55, where the server has one:
+# issue 19's group_mode while jobs are live)
+($code, $hdr, $body) = req($b, 'PATCH', '/api/queues/bulk', [@patch], '{"group_mode": "fifo"}');
+ok($code == 200 || ($code == 409 && $body =~ /"sqlstate": "55006"/), 'a group_mode change: done, or 409 with the server\'s reason')
+	or diag("$code $body");
 ($code) = req($b, 'PATCH', '/api/queues/nosuch', [@patch], '{"max_attempts": 2}');
 is($code, 404, 'PATCH of an unknown queue: 404');
+
+# --- groups (issue 19), where the server has them: a FIFO group blocked by
+# its dead head, listed, and skipped
+($code, $hdr, $body) = req($b, 'GET', '/api/session', [$auth_admin]);
+SKIP:
+{
+	skip 'the server has no groups (issue 19)', 6 unless decode_json($body)->{endpoints}{groups};
+	my ($g1, $g2, $g3) = split /,/, (split /\n/, $node->safe_psql('postgres', q{
+		SELECT jobq_create_queue('fifoq', max_attempts => 1, group_mode => 'fifo');
+		SELECT concat_ws(',', jobq_enqueue('fifoq', '{}', group_key => 'acct-1'),
+		  jobq_enqueue('fifoq', '{}', group_key => 'acct-1'), jobq_enqueue('fifoq', '{}', group_key => 'acct-2'));
+	}))[-1];
+	$node->safe_psql('postgres', "SELECT jobq_fail(c.id, c.token, 'card declined') FROM jobq_claim('fifoq', 'w', 1) c");
+	($code, $hdr, $body) = req($b, 'GET', '/api/groups?queue=fifoq', [$auth_viewer]);
+	is_deeply([ map { join ' ', $_->{key}, $_->{blocked_by} // '-', $_->{head_id} // '-' } @{ decode_json($body) } ],
+		[ "acct-1 $g1 $g2", "acct-2 - $g3" ], 'GET /api/groups: the groups, acct-1 blocked by its dead head');
+	($code, $hdr, $body) = req($b, 'GET', '/api/groups?queue=fifoq&blocked=1', [$auth_viewer]);
+	is_deeply([ map { $_->{key} } @{ decode_json($body) } ], ['acct-1'], '... blocked=1: only the blocked one');
+	($code, $hdr, $body) = req($b, 'GET', '/api/groups/blocked?queue=fifoq', [$auth_viewer]);
+	is_deeply([ map { "$_->{key} $_->{blocked_by} $_->{error}" } @{ decode_json($body) } ], ["acct-1 $g1 card declined"],
+		'GET /api/groups/blocked: the dead head and its error');
+	($code) = req($b, 'POST', '/api/groups/skip-head', [ $auth_viewer, 'X-Jobq-Request: 1', 'Content-Type: application/json' ],
+		'{"queue": "fifoq", "key": "acct-1"}');
+	is($code, 403, 'the viewer cannot skip a head');
+	($code, $hdr, $body) = req($b, 'POST', '/api/groups/skip-head', [@patch], '{"queue": "fifoq", "key": "acct-1"}');
+	is(decode_json($body)->{id}, $g1, 'POST /api/groups/skip-head: the dead head cancelled');
+	is($node->safe_psql('postgres', "SELECT state FROM jobq_job($g1)") . ' ' .
+		$node->safe_psql('postgres', "SELECT count(*) FROM jobq_blocked_groups('fifoq')"), 'cancelled 0',
+		'... the database agrees: nothing blocked');
+}
 
 # --- a value past 256 kB: cut in the job, whole as a download
 my $bigid = $node->safe_psql('postgres', q{SELECT jobq_enqueue('bulk', jsonb_build_object('blob', repeat('x', 300000)))});

@@ -28,6 +28,8 @@
  *	  POST /api/workers/TARGET/quiet|stop|resume
  *	  POST /api/schedules/NAME/pause|resume|trigger
  *	  PATCH /api/queues/Q            {"setting": value, ...}: jobq_alter_queue
+ *	  GET  /api/groups?queue=Q&blocked=1&after=KEY&limit=N, /api/groups/blocked?queue=Q
+ *	  POST /api/groups/skip-head     {"queue": Q, "key": K}
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -266,7 +268,8 @@ session(const WebUser *user)
 					"\"overview\": true, \"queues\": true, \"jobs\": true, "
 					"\"jobs_keyset\": %s, \"metrics\": %s, \"workers\": %s, \"schedules\": %s, "
 					"\"health\": %s, \"counts\": %s, \"bulk\": %s, \"audit\": %s, "
-					"\"raw\": %s, \"worker_signal\": %s, \"schedule_actions\": %s}}",
+					"\"raw\": %s, \"worker_signal\": %s, \"schedule_actions\": %s, "
+					"\"groups\": %s}}",
 					web_config.read_only ? "true" : "false", r.body,
 					f.list_keyset ? "true" : "false", f.metrics ? "true" : "false",
 					f.workers ? "true" : "false", f.schedules ? "true" : "false",
@@ -274,7 +277,8 @@ session(const WebUser *user)
 					f.counts ? "true" : "false", f.bulk ? "true" : "false",
 					f.audit ? "true" : "false", f.job_value ? "true" : "false",
 					f.worker_signal ? "true" : "false",
-					f.schedule_actions ? "true" : "false");
+					f.schedule_actions ? "true" : "false",
+					f.groups ? "true" : "false");
 	/* the closing brace of the object goes after the settings */
 	b.len--;
 	b.data[b.len] = '\0';
@@ -593,6 +597,49 @@ raw_value(const char *id, const char *part, const WebUser *user)
 	return r;
 }
 
+/* GET /api/groups: a page of the groups of a queue (jobq_groups) */
+static WebResult
+groups(struct MHD_Connection *c, const WebUser *user)
+{
+	const char *blocked = arg(c, "blocked");
+	const char *p[4] = {arg(c, "queue"), blocked && strcmp(blocked, "1") == 0 ? "true" : "false",
+	arg(c, "limit"), arg(c, "after")};
+
+	if (p[0] == NULL)
+		return web_error(400, "the queue parameter is required");
+	if (p[2] != NULL && (strspn(p[2], "0123456789") != strlen(p[2]) || strlen(p[2]) > 5))
+		return web_error(400, "limit must be a whole number from 1 to 10000");
+	return cached1(user, ST_GROUPS, 4, p);
+}
+
+/* POST /api/groups/skip-head {"queue": Q, "key": K}: jobq_skip_head */
+static WebResult
+skip_head(const char *body, size_t len, const WebUser *user)
+{
+	static const BodyMember allowed[] = {{"queue", JOBQ_JV_STRING}, {"key", JOBQ_JV_STRING}};
+	JobqJsonMember m[4];
+	int			n;
+	const char *why;
+	char	   *queue,
+			   *key;
+	const char *p[2];
+	WebResult	r;
+
+	if (len == 0 || !jobq_json_object_scan(body, len, m, 4, &n, &why))
+		return web_error(400, "the body must be a JSON object");
+	if (check_members(m, n, allowed, lengthof(allowed), lengthof(allowed)) != NULL ||
+		jobq_json_member(m, n, "queue") == NULL || jobq_json_member(m, n, "key") == NULL)
+		return web_error(400, "the body must be {\"queue\": Q, \"key\": K}, both strings");
+	queue = jobq_json_string_decode(jobq_json_member(m, n, "queue"));
+	key = jobq_json_string_decode(jobq_json_member(m, n, "key"));
+	p[0] = queue;
+	p[1] = key;
+	r = run1(user, 1, ST_SKIP_HEAD, 2, p);
+	free(queue);
+	free(key);
+	return r;
+}
+
 WebResult
 web_api(struct MHD_Connection *c, const char *method, const char *path,
 		const char *body, size_t bodylen, const WebUser *user)
@@ -657,6 +704,20 @@ web_api(struct MHD_Connection *c, const char *method, const char *path,
 		for (int i = 0; i < (int) (sizeof(bulk_actions) / sizeof(bulk_actions[0])); i++)
 			if (strcmp(path + 6, bulk_actions[i].name) == 0)
 				return post ? bulk(i, body, bodylen, user) : web_error(405, "method not allowed");
+	if (strcmp(path, "/groups") == 0 && f.groups)
+		return get ? groups(c, user) : web_error(405, "method not allowed");
+	if (strcmp(path, "/groups/blocked") == 0 && f.groups)
+	{
+		const char *p[1] = {arg(c, "queue")};
+
+		if (!get)
+			return web_error(405, "method not allowed");
+		if (p[0] == NULL)
+			return web_error(400, "the queue parameter is required");
+		return cached1(user, ST_BLOCKED_GROUPS, 1, p);
+	}
+	if (strcmp(path, "/groups/skip-head") == 0 && f.groups)
+		return post ? skip_head(body, bodylen, user) : web_error(405, "method not allowed");
 	if (strncmp(path, "/workers/", 9) == 0 && f.worker_signal)
 		return worker_signal(path + 9, post, user);
 	if (strncmp(path, "/schedules/", 11) == 0 && f.schedule_actions)

@@ -170,6 +170,15 @@ static const char *const stmt_templates[ST__COUNT] = {
 	[ST_ALTER_QUEUE_020] =
 	"SELECT json_build_object('queue', $1::text)::text FROM (SELECT $2::jsonb AS b) a,"
 	" %s.jobq_alter_queue($1" JOBQ_QUEUE_SETTINGS(ALTER_ARG) JOBQ_QUEUE_SETTINGS_020(ALTER_ARG) ") r",
+
+	/* $1 queue, $2 only the blocked ones, $3 max_rows, $4 after this key */
+	[ST_GROUPS] =
+	"SELECT coalesce(json_agg(g ORDER BY g.key), '[]')::text"
+	" FROM %s.jobq_groups($1, coalesce($2::boolean, false), coalesce($3::int, 100), $4) g",
+	[ST_BLOCKED_GROUPS] =
+	"SELECT coalesce(json_agg(g), '[]')::text FROM %s.jobq_blocked_groups($1) g",
+	[ST_SKIP_HEAD] =
+	"SELECT json_build_object('queue', $1::text, 'key', $2::text, 'id', %s.jobq_skip_head($1, $2))::text",
 };
 
 typedef struct Slot
@@ -214,6 +223,7 @@ probe_features(PGconn *pg, const char *schema)
 		" coalesce(bool_or(p.proname = 'jobq_worker_signal'), false),"
 		" coalesce(bool_or(p.proname = 'jobq_trigger_schedule'), false),"
 		" coalesce(bool_or(p.proname = 'jobq_alter_queue' AND p.pronargs > $2::int), false),"
+		" coalesce(bool_or(p.proname = 'jobq_skip_head'), false),"
 		/* the audit trail reads jobq.actor as a placeholder setting */
 		" EXISTS (SELECT FROM pg_settings WHERE name = 'jobq.actor')"
 		" OR coalesce(bool_or(p.proname = 'jobq_audit'), false)"
@@ -245,7 +255,8 @@ probe_features(PGconn *pg, const char *schema)
 		f.worker_signal = PQgetvalue(r, 0, 9)[0] == 't';
 		f.schedule_actions = PQgetvalue(r, 0, 10)[0] == 't';
 		f.settings_020 = PQgetvalue(r, 0, 11)[0] == 't';
-		f.actor = PQgetvalue(r, 0, 12)[0] == 't';
+		f.groups = PQgetvalue(r, 0, 12)[0] == 't';
+		f.actor = PQgetvalue(r, 0, 13)[0] == 't';
 		pthread_mutex_lock(&pool_lock);
 		features = f;
 		pthread_mutex_unlock(&pool_lock);
@@ -395,7 +406,8 @@ error_result(int status, const char *message, const char *sqlstate)
 /*
  * What a failed statement tells the user.  Bad input the server found in
  * the request's own arguments (class 22, an unknown queue) is the user's
- * to fix, so its message is passed on; anything else stays in the log.
+ * to fix, and so is an action the object's state refuses (class 55, as
+ * 409), so their messages are passed on; anything else stays in the log.
  */
 static WebResult
 map_error(PGresult *r, PGconn *pg)
@@ -416,6 +428,9 @@ map_error(PGresult *r, PGconn *pg)
 		return error_result(404, msg ? msg : "not found", state);
 	if (strncmp(state, "22", 2) == 0 || strcmp(state, "54000") == 0)
 		return error_result(400, msg ? msg : "invalid argument", state);
+	/* the object is not in a state for it (55006: a group_mode while jobs are live) */
+	if (strncmp(state, "55", 2) == 0)
+		return error_result(409, msg ? msg : "not now", state);
 	return error_result(500, "database error (see the jobq-web log)", NULL);
 }
 

@@ -155,6 +155,10 @@ typedef enum WebStmt
 	/* queue settings (jobq_alter_queue), of 0.1.0's SQL and of 0.2.0's */
 	ST_ALTER_QUEUE,
 	ST_ALTER_QUEUE_020,
+	/* groups (issue 19), where the server has them */
+	ST_GROUPS,
+	ST_BLOCKED_GROUPS,
+	ST_SKIP_HEAD,
 	ST__COUNT
 } WebStmt;
 
@@ -174,6 +178,7 @@ typedef struct WebFeatures
 	int			worker_signal;	/* jobq_worker_signal() */
 	int			schedule_actions;	/* jobq_trigger_schedule() and the like */
 	int			settings_020;	/* jobq_alter_queue takes JOBQ_QUEUE_SETTINGS_020 */
+	int			groups;			/* jobq_groups(), jobq_blocked_groups(), jobq_skip_head() */
 	int			actor;			/* the jobq.actor setting exists */
 } WebFeatures;
 

@@ -203,6 +203,16 @@ try {
   check(true, 'select the visible jobs, Cancel: 50 cancelled');
   await a.page.screenshot({ path: shots + '/bulk.png', fullPage: true });
 
+  // groups (where the server has them): the blocked tab, Skip head
+  if (process.env.GROUPS === '1') {
+    await a.page.goto(base + 'groups?queue=fifob&blocked=1');
+    await a.page.locator('table.groups tr', { hasText: 'acct-9' }).getByRole('button', { name: 'Skip head' }).click();
+    await a.page.locator('.confirm').getByRole('button', { name: 'Skip head of acct-9' }).click();
+    await a.page.locator('#toasts .toast', { hasText: 'cancelled: group acct-9 goes on' }).waitFor();
+    await a.page.locator('main p.muted', { hasText: 'No group is blocked.' }).waitFor();
+    check(true, 'a blocked group on the groups page: Skip head, and nothing is blocked');
+  }
+
   // the audit trail names the dashboard user
   await a.page.goto(base + 'audit');
   await a.page.waitForSelector('table.audit');

@@ -13,6 +13,7 @@ import { workersPage } from './workers.js';
 import { schedulesPage } from './schedules.js';
 import { queuePage } from './queue.js';
 import { auditPage } from './audit.js';
+import { groupsPage } from './groups.js';
 
 const REFRESH_MS = 5000;
 const main = document.getElementById('main');
@@ -42,6 +43,7 @@ async function route() {
   else if (path === '/workers' && session.endpoints.workers) page = workersPage;
   else if (path === '/schedules' && session.endpoints.schedules) page = schedulesPage;
   else if (path === '/audit' && session.endpoints.audit) page = auditPage;
+  else if (path === '/groups' && session.endpoints.groups) page = groupsPage;
   else {
     main.append(h('h1', { text: 'Not found' }), h('p', { text: path }));
     current = null;
@@ -98,6 +100,7 @@ async function start() {
     (session.read_only ? ' · read-only' : '');
   document.getElementById('nav-workers').hidden = !session.endpoints.workers;
   document.getElementById('nav-schedules').hidden = !session.endpoints.schedules;
+  document.getElementById('nav-groups').hidden = !session.endpoints.groups;
   document.getElementById('nav-audit').hidden = !(session.endpoints.audit && session.database.admin);
   schedule();
   route();
