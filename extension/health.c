@@ -104,7 +104,10 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	/*
 	 * $1 this database, $2 now.  Sessions of this database holding an xmin
 	 * or an xid (each holds back vacuum of its tables), oldest first; the
-	 * state and xact_start are NULL when hidden from the caller.
+	 * state and xact_start are NULL when hidden from the caller.  A session
+	 * whose snapshot merely starts at the horizon another one holds has the
+	 * same age: of those, the one whose transaction began first is the
+	 * holder, and comes first.
 	 * Autovacuum's own snapshot holds back nobody; walsenders are counted
 	 * as standbys.
 	 */
@@ -118,7 +121,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"   AND (a.datid = $1 OR a.datid IS NULL)"
 		"   AND a.backend_type IS DISTINCT FROM 'autovacuum worker'"
 		"   AND a.backend_type IS DISTINCT FROM 'walsender'"
-		" ORDER BY 6 DESC LIMIT " CppAsString2(HOLDERS_MAX),
+		" ORDER BY 6 DESC, a.xact_start NULLS LAST LIMIT " CppAsString2(HOLDERS_MAX),
 		2, {OIDOID, TIMESTAMPTZOID}},
 	/* $1 now: prepared transactions of this database, oldest first */
 	[ST_PREPARED] = {"health_prepared",

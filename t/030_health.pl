@@ -110,6 +110,11 @@ $node->safe_psql('postgres', q{
 	WITH c AS (SELECT array_agg(id) i, array_agg(token) t FROM jobq_claim('churn', 'w', 1000))
 	SELECT count(*) FROM c, jobq_complete_batch(c.i, c.t);
 });
+# a session whose snapshot begins at the horizon the first one holds has
+# the same age; the holder is the one whose transaction began first
+my $victim = $node->background_psql('postgres');
+$victim->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+$victim->query_safe('SELECT count(*) FROM jobq.jobs');
 my $vacuum_advice = q{
 	SET jobq.health_dead_tuples = 1000;
 	SELECT severity || '|' || advice FROM jobq_health()
@@ -128,6 +133,8 @@ like($advice, qr/^warning\|Vacuum cannot remove rows that died after the oldest 
 is($node->safe_psql('postgres', q{
 	SELECT severity || '|' || subject FROM jobq_health() WHERE "check" = 'xmin_horizon'}),
 	'ok|database', 'before jobq.health_xact_age it is no xmin_horizon finding of its own');
+$victim->query_safe('COMMIT');
+$victim->quit;
 $young->query_safe('ROLLBACK');
 $young->quit;
 
