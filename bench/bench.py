@@ -79,7 +79,7 @@ MODES = {
                   lat_jobs=100, lat_modes=['driver-notify', 'driver-blocking', 'driver-poll50ms', 'worker-notify', 'worker-blocking', 'persistent-blocking', 'os-spawn'],
                   waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
                   backlogs=[10000, 100000], scale_drain=800, history_rows=0,
-                  soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1, persistent_jobs=20000,
+                  soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1, persistent_jobs=10000,
                   instr=dict(enqueue=(100, 1000), cycle1=(10, 110), cycle100=(1, 11)),
                   counts_history=200000),
     'full': dict(reps=3, clients=[1, 4, 16], drain_clients=[1, 4, 16], enq_seconds=10,
