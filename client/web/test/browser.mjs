@@ -249,7 +249,7 @@ try {
 
   // --- a phone's width: no horizontal scrolling
   const p = await open('admin', 's3cret', { width: 390, height: 844 });
-  for (const path of ['', 'jobs?queue=mails', 'jobs/' + process.env.XSS_ID]) {
+  for (const path of ['', 'jobs?queue=mails', 'jobs/' + process.env.XSS_ID, 'queues/mails', 'audit']) {
     await p.page.goto(base + path);
     await p.page.waitForLoadState('networkidle');
     const r = await noHorizontalScroll(p.page);
