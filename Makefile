@@ -45,7 +45,10 @@ OBJS = \
 	extension/workers.o \
 	extension/consumers.o \
 	extension/schedules.o \
-	extension/tick.o
+	extension/tick.o \
+	extension/groups.o \
+	extension/group_claim.o \
+	extension/claim_limits.o
 
 # The version of this release, read from jobq.control: the one place where
 # it is written.  The library learns it from a -D (version.c), the install

@@ -25,6 +25,7 @@
  */
 #include "jobq.h"
 #include "counters.h"
+#include "groups.h"
 #include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
@@ -356,6 +357,8 @@ jobq_complete(PG_FUNCTION_ARGS)
 	bool		any_history;
 	bool		kept;
 	bool		done;
+	bool		grouped;
+	JobqGroupedJob group_job;
 
 	require_id_token(fcinfo);
 	/* $1 id, $2 token, $3 finished_at, $4 result */
@@ -375,6 +378,7 @@ jobq_complete(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
+	grouped = jobq_any_grouped_queue() && jobq_grouped_job(values[0], values[1], &group_job);
 	any_history = jobq_any_history_queue();
 	/* the statement with history takes what the plain one did not */
 	done = plain_first(any_history) && complete_one_plain(values, any_history);
@@ -383,6 +387,8 @@ jobq_complete(PG_FUNCTION_ARGS)
 		done = complete_one_history(values, nulls, &kept);
 		learn_history_use(done, kept);
 	}
+	if (done && grouped)
+		jobq_group_changed(&group_job, JOBQ_GROUP_FINISHED, DatumGetTimestampTz(values[2]));
 	if (done)
 		jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_COMPLETED,
 						DatumGetTimestampTz(values[2]),
@@ -476,6 +482,34 @@ complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_item
 }
 
 /*
+ * groups_completed
+ *	  After a batch complete: the groups of the grouped jobs grouped[] (read
+ *	  before it) whose pairs it accepted lose a running job.
+ */
+static void
+groups_completed(JobqGroupedJob *grouped, int ngrouped, const bool *accepted,
+				 const Datum *id_items, int n, TimestampTz now)
+{
+	JobqGroupChange *changes = palloc(sizeof(JobqGroupChange) * ngrouped);
+	int			m = 0;
+
+	for (int g = 0; g < ngrouped; g++)
+	{
+		bool		done = false;
+
+		for (int i = 0; i < n && !done; i++)
+			done = accepted[i] && DatumGetInt64(id_items[i]) == grouped[g].id;
+		if (done)
+		{
+			grouped[m] = grouped[g];
+			changes[m++] = JOBQ_GROUP_FINISHED;
+		}
+	}
+	jobq_groups_changed(grouped, changes, m, now);
+	pfree(changes);
+}
+
+/*
  * complete_batch
  *	  Complete many jobs in one or two statements; the shared body of both
  *	  SQL forms.  The arguments are (ids bigint[], tokens uuid[], results
@@ -513,6 +547,8 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	bool	   *accepted;
 	Datum	   *result_items = NULL;
 	bool	   *result_nulls = NULL;
+	JobqGroupedJob *grouped = NULL;
+	int			ngrouped;
 
 	jobq_require(fcinfo, 0, "ids");
 	jobq_require(fcinfo, 1, "tokens");
@@ -573,6 +609,7 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
 	jobq_check_jobs(values[0], JOBQ_PRIV_CLAIM);
+	ngrouped = jobq_any_grouped_queue() ? jobq_grouped_jobs(values[0], &grouped) : 0;
 	any_history = jobq_any_history_queue();
 	accepted = palloc0(sizeof(bool) * n);
 	/* the statement with history takes what the plain one did not */
@@ -586,6 +623,9 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 
 		learn_history_use(completed > 0, kept > 0);
 	}
+	if (ngrouped > 0)
+		groups_completed(grouped, ngrouped, accepted, id_items, n,
+						 DatumGetTimestampTz(values[2]));
 
 	/* the rest are repeats or stale */
 	for (int i = 0; i < n; i++)
@@ -679,6 +719,8 @@ jobq_fail(PG_FUNCTION_ARGS)
 	Datum		values[7];
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	const char *outcome = NULL;
+	bool		grouped;
+	JobqGroupedJob group_job;
 	int			rc;
 
 	require_id_token(fcinfo);
@@ -705,6 +747,7 @@ jobq_fail(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
+	grouped = jobq_any_grouped_queue() && jobq_grouped_job(values[0], values[1], &group_job);
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_FAIL_RETRY),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "fail (retry)");
@@ -724,6 +767,8 @@ jobq_fail(PG_FUNCTION_ARGS)
 							!jobq_spi_getbool(0, 2, &isnull));
 		outcome = "ready";
 		jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_READY, now, NULL);
+		if (grouped)
+			jobq_group_changed(&group_job, JOBQ_GROUP_RETRYING, now);
 	}
 	else
 	{
@@ -741,6 +786,8 @@ jobq_fail(PG_FUNCTION_ARGS)
 			outcome = "dead";
 			jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_DEAD, now,
 							err == NULL ? NULL : (struct varlena *) err);
+			if (grouped)
+				jobq_group_changed(&group_job, JOBQ_GROUP_DIED, now);
 		}
 		else
 			count_stale(values[0]);
@@ -811,6 +858,8 @@ jobq_release(PG_FUNCTION_ARGS)
 {
 	Datum		values[3];
 	bool		found;
+	bool		grouped;
+	JobqGroupedJob group_job;
 	int			rc;
 	TimestampTz now = jobq_now();
 
@@ -821,6 +870,7 @@ jobq_release(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
+	grouped = jobq_any_grouped_queue() && jobq_grouped_job(values[0], values[1], &group_job);
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_RELEASE),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "release");
@@ -834,6 +884,8 @@ jobq_release(PG_FUNCTION_ARGS)
 
 		jobq_announce_ready(queue, 1, now, now,
 							jobq_spi_getbool(0, 2, &isnull), !jobq_spi_getbool(0, 3, &isnull));
+		if (grouped)
+			jobq_group_changed(&group_job, JOBQ_GROUP_REQUEUED, now);
 	}
 	else
 		count_stale(values[0]);

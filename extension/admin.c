@@ -17,6 +17,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "groups.h"
 #include "counters.h"
 #include "jobq_sql.h"
 
@@ -35,10 +36,21 @@ PG_FUNCTION_INFO_V1(jobq_purge);
 
 static const char *const finished_states[] = {JOBQ_JOB_STATES(FINISHED_STATE)};
 
+/* The dead jobs a retry re-drives: $1 the job, or the queue's */
+#define RETRY_JOB_SQL \
+	"WITH c AS (SELECT id FROM jobq.history" \
+	"  WHERE id = $1 AND state = 'dead' FOR UPDATE),"
+#define RETRY_QUEUE_SQL \
+	"WITH c AS (SELECT id FROM jobq.history" \
+	"  WHERE queue = $1 AND state = 'dead' ORDER BY id" \
+	"  FOR UPDATE SKIP LOCKED),"
+
 enum
 {
 	ST_RETRY_JOB,
+	ST_RETRY_JOB_GROUPED,
 	ST_RETRY_QUEUE,
+	ST_RETRY_QUEUE_GROUPED,
 	ST_CANCEL_READY,
 	ST_CANCEL_DEAD,
 	ST_PURGE,
@@ -48,16 +60,17 @@ enum
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	/* $1 id, $2 now */
 	[ST_RETRY_JOB] = {"retry_job",
-		"WITH c AS (SELECT id FROM jobq.history"
-		"  WHERE id = $1 AND state = 'dead' FOR UPDATE),"
-		JOBQ_REDRIVE_SQL,
+		RETRY_JOB_SQL JOBQ_REDRIVE_SQL,
+		2, {INT8OID, TIMESTAMPTZOID}},
+	[ST_RETRY_JOB_GROUPED] = {"retry_job_grouped",
+		RETRY_JOB_SQL JOBQ_REDRIVE_GROUPED_SQL,
 		2, {INT8OID, TIMESTAMPTZOID}},
 	/* $1 queue, $2 now; rows another session is handling are skipped */
 	[ST_RETRY_QUEUE] = {"retry_queue",
-		"WITH c AS (SELECT id FROM jobq.history"
-		"  WHERE queue = $1 AND state = 'dead' ORDER BY id"
-		"  FOR UPDATE SKIP LOCKED),"
-		JOBQ_REDRIVE_SQL,
+		RETRY_QUEUE_SQL JOBQ_REDRIVE_SQL,
+		2, {TEXTOID, TIMESTAMPTZOID}},
+	[ST_RETRY_QUEUE_GROUPED] = {"retry_queue_grouped",
+		RETRY_QUEUE_SQL JOBQ_REDRIVE_GROUPED_SQL,
 		2, {TEXTOID, TIMESTAMPTZOID}},
 	/* $1 id, $2 now */
 	[ST_CANCEL_READY] = {"cancel_ready",
@@ -86,6 +99,42 @@ static SPIPlanPtr plans[NUM_STATEMENTS];
 
 const JobqStatements jobq_admin_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
+/* columns of JOBQ_REDRIVE_GROUPED_SQL after the three of every re-drive */
+#define COL_REDRIVE_ID			4
+#define COL_REDRIVE_GROUP_KEY	5
+#define COL_REDRIVE_GROUP_SEQ	6
+
+/*
+ * redriven_groups
+ *	  After a grouped re-drive (the rows of the last statement): the
+ *	  grouped jobs among them go back into their groups (groups.c).
+ */
+static void
+redriven_groups(void)
+{
+	JobqGroupedJob *jobs = palloc(sizeof(JobqGroupedJob) * SPI_processed);
+	int			n = 0;
+
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		key = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+										COL_REDRIVE_GROUP_KEY, &isnull);
+
+		if (isnull)
+			continue;
+		jobs[n].id = jobq_spi_getint64(i, COL_REDRIVE_ID, &isnull);
+		jobs[n].queue = (text *) SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[i],
+																 SPI_tuptable->tupdesc, 1,
+																 &isnull), false, -1);
+		jobs[n].key = (text *) SPI_datumTransfer(key, false, -1);
+		jobs[n].seq = jobq_spi_getint64(i, COL_REDRIVE_GROUP_SEQ, &isnull);
+		n++;
+	}
+	if (n > 0)
+		jobq_groups_redriven(jobs, n);
+}
+
 /*
  * jobq_run_redrive
  *	  Execute a re-drive plan (a statement ending in JOBQ_REDRIVE_SQL),
@@ -112,6 +161,8 @@ jobq_run_redrive(SPIPlanPtr plan, Datum *values, const char *nulls)
 		jobq_announce_ready(queue, 1, now, now,
 							jobq_spi_getbool(i, 2, &isnull), !jobq_spi_getbool(i, 3, &isnull));
 	}
+	if (moved > 0 && SPI_tuptable->tupdesc->natts > COL_REDRIVE_GROUP_KEY)
+		redriven_groups();
 	return (int64) moved;
 }
 
@@ -132,7 +183,9 @@ jobq_retry(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	jobq_check_job(values[0], JOBQ_PRIV_ADMIN);
-	moved = jobq_run_redrive(jobq_plan(&jobq_admin_statements, ST_RETRY_JOB), values, NULL);
+	moved = jobq_run_redrive(jobq_plan(&jobq_admin_statements,
+									   jobq_any_grouped_queue() ? ST_RETRY_JOB_GROUPED : ST_RETRY_JOB),
+							 values, NULL);
 	jobq_audit_record("retry", NULL, jobq_audit_id_array(values[0]), NULL, moved, NULL);
 	jobq_spi_finish();
 	PG_RETURN_BOOL(moved > 0);
@@ -170,7 +223,10 @@ jobq_retry_queue(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	require_queue_exists(queue);
-	moved = jobq_run_redrive(jobq_plan(&jobq_admin_statements, ST_RETRY_QUEUE), values, NULL);
+	moved = jobq_run_redrive(jobq_plan(&jobq_admin_statements,
+									   jobq_any_grouped_queue() ? ST_RETRY_QUEUE_GROUPED :
+									   ST_RETRY_QUEUE),
+							 values, NULL);
 	jobq_audit_record("retry_queue", queue, (Datum) 0, NULL, moved, NULL);
 	jobq_spi_finish();
 	PG_RETURN_INT64(moved);
@@ -196,15 +252,7 @@ jobq_cancel(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	jobq_check_job(values[0], JOBQ_PRIV_ADMIN);
-	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_READY),
-						  values, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "cancel ready job");
-	jobq_count_rows(JOBQ_EV_CANCELLED_READY, 1, 0, 0);
-	jobq_finished_rows(JOBQ_AWAIT_CANCELLED, 0, DatumGetInt64(values[0]), 1);
-	done = SPI_processed > 0;
-	if (done)
-		jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_CANCELLED,
-						DatumGetTimestampTz(values[1]), NULL);
+	done = jobq_cancel_if_ready(values[0]);
 	if (!done)
 	{
 		rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_DEAD),
@@ -212,6 +260,8 @@ jobq_cancel(PG_FUNCTION_ARGS)
 		jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "cancel dead job");
 		jobq_count_rows(JOBQ_EV_CANCELLED_DEAD, 1, 0, 0);
 		done = SPI_processed > 0;
+		if (done && jobq_any_grouped_queue())
+			jobq_groups_unblock_gone(jobq_audit_id_array(values[0]));
 	}
 	jobq_audit_record("cancel", NULL, jobq_audit_id_array(values[0]), NULL, done ? 1 : 0, NULL);
 	jobq_spi_finish();
@@ -228,6 +278,9 @@ bool
 jobq_cancel_if_ready(Datum id)
 {
 	Datum		values[2] = {id, TimestampTzGetDatum(jobq_now())};
+	JobqGroupedJob group_job;
+	bool		grouped = jobq_any_grouped_queue() &&
+		jobq_grouped_job(id, (Datum) 0, &group_job);
 	int			rc;
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_READY),
@@ -239,6 +292,8 @@ jobq_cancel_if_ready(Datum id)
 		return false;
 	jobq_await_note(DatumGetInt64(id), JOBQ_AWAIT_CANCELLED,
 					DatumGetTimestampTz(values[1]), NULL);
+	if (grouped)
+		jobq_group_changed(&group_job, JOBQ_GROUP_READY_GONE, DatumGetTimestampTz(values[1]));
 	return true;
 }
 

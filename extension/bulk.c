@@ -47,6 +47,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "groups.h"
 #include "counters.h"
 #include "jobq_sql.h"
 
@@ -115,6 +116,7 @@ PG_FUNCTION_INFO_V1(jobq_run_now_where);
 enum
 {
 	ST_RETRY_IDS,
+	ST_RETRY_IDS_GROUPED,
 	ST_CANCEL_READY_IDS,
 	ST_CANCEL_DEAD_IDS,
 	ST_DELETE_IDS,
@@ -145,6 +147,10 @@ static JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_RETRY_IDS] = {"retry_many",
 		"WITH c AS (" BY_IDS_SQL("jobq.history", "state = 'dead'", "UPDATE") "),"
 		JOBQ_REDRIVE_SQL,
+		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
+	[ST_RETRY_IDS_GROUPED] = {"retry_many_grouped",
+		"WITH c AS (" BY_IDS_SQL("jobq.history", "state = 'dead'", "UPDATE") "),"
+		JOBQ_REDRIVE_GROUPED_SQL,
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 	[ST_CANCEL_READY_IDS] = {"cancel_many_ready",
 		"WITH c AS (" BY_IDS_SQL("jobq.jobs", "state = 'ready'", "UPDATE") "),"
@@ -372,6 +378,27 @@ run_cancel(int st, Datum *values, JobqCountEvent event)
 }
 
 /*
+ * groups_after_bulk
+ *	  After a bulk action while some queue groups its jobs: the groups of
+ *	  the live grouped jobs among the ids (read before it) read their heads
+ *	  again (cancelled, or due sooner), and groups that a dead job among the
+ *	  ids blocked, and that it no longer blocks (cancelled, deleted), run
+ *	  again.  Re-driven jobs went back into their groups already
+ *	  (jobq_run_redrive).
+ */
+static void
+groups_after_bulk(JobqGroupedJob *jobs, int n, Datum *values)
+{
+	JobqGroupChange *changes = palloc(sizeof(JobqGroupChange) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		changes[i] = JOBQ_GROUP_READY_GONE;
+	jobq_groups_changed(jobs, changes, n, DatumGetTimestampTz(values[1]));
+	jobq_groups_unblock_gone(values[0]);
+	pfree(changes);
+}
+
+/*
  * act
  *	  Run action on the jobs among values[0] (an int8[]), values[1] being
  *	  now; returns how many changed.  Inside SPI.
@@ -382,11 +409,15 @@ act(BulkAction action, Datum *values)
 	int64		affected = 0;
 	bool		isnull;
 	int			rc;
+	bool		grouped = jobq_any_grouped_queue();
+	JobqGroupedJob *group_jobs = NULL;
+	int			ngroup_jobs = grouped ? jobq_grouped_jobs(values[0], &group_jobs) : 0;
 
 	switch (action)
 	{
 		case BULK_RETRY:
-			affected = jobq_run_redrive(jobq_plan(&jobq_bulk_statements, ST_RETRY_IDS),
+			affected = jobq_run_redrive(jobq_plan(&jobq_bulk_statements,
+												  grouped ? ST_RETRY_IDS_GROUPED : ST_RETRY_IDS),
 										values, NULL);
 			break;
 		case BULK_CANCEL:
@@ -404,6 +435,8 @@ act(BulkAction action, Datum *values)
 			affected = run_now(values);
 			break;
 	}
+	if (grouped)
+		groups_after_bulk(group_jobs, ngroup_jobs, values);
 	return affected;
 }
 

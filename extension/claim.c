@@ -42,6 +42,7 @@
 #include "jobq.h"
 #include "counters.h"
 #include "jobq_sql.h"
+#include "groups.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
@@ -57,20 +58,6 @@ PG_FUNCTION_INFO_V1(jobq_claim_any);
 #define ARG_MAX_JOBS	2
 #define ARG_LEASE		3
 #define ARG_WAIT		4
-
-/*
- * What every claim statement does to the jobs it took, found by joining
- * the ids in claim order (o.id, o.n = position): attempt + 1, the token at
- * that position of $6; and what it returns, the position last.
- */
-#define CLAIM_SET_SQL \
-	"UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1," \
-	"  token = $6[o.n::pg_catalog.int4],"
-
-#define CLAIM_RETURN_SQL \
-	" WHERE j.id = o.id" \
-	" RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token," \
-	"   j.locked_until, j.enqueued_at, o.n, j.run_at"
 
 /*
  * Columns of a claim statement: the 8 of jobq_claim's result, then n, then
@@ -100,34 +87,43 @@ PG_FUNCTION_INFO_V1(jobq_claim_any);
 enum
 {
 	ST_CLAIM_ANY,
+	ST_CLAIM_ANY_UNGROUPED,
 	ST_CLAIM_ONE,
 	ST_NEXT_DUE,
 	NUM_STATEMENTS
 };
 
+/* the claim from several queues; QUEUE_FILTER narrows the queues */
+#define CLAIM_ANY_SQL(QUEUE_FILTER) \
+	"WITH q AS MATERIALIZED (" \
+	"  SELECT name, lease FROM jobq.queues" \
+	"  WHERE name = ANY ($1) AND NOT paused" QUEUE_FILTER ")," \
+	" c AS (" \
+	"  SELECT j.id, j.priority, j.run_at FROM q CROSS JOIN LATERAL (" \
+	"    " JOBQ_READY_JOBS_SQL("j", "j.id, j.priority, j.run_at", "q.name", "NO KEY UPDATE") ") j" \
+	"  ORDER BY " JOBQ_CLAIM_ORDER_SQL("j") \
+	"  LIMIT $3)" \
+	" " JOBQ_CLAIM_SET_SQL \
+	"  locked_until = $2 + COALESCE($4, (SELECT q.lease FROM q WHERE q.name = j.queue))," \
+	"  claimed_at = $2, worker = $5" \
+	" FROM unnest(ARRAY(SELECT c.id FROM c ORDER BY " JOBQ_CLAIM_ORDER_SQL("c") "))" \
+	"   WITH ORDINALITY AS o(id, n)" \
+	JOBQ_CLAIM_RETURN_SQL
+
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_CLAIM_ANY] = {"claim_any",
-		"WITH q AS MATERIALIZED ("
-		"  SELECT name, lease FROM jobq.queues"
-		"  WHERE name = ANY ($1) AND NOT paused),"
-		" c AS ("
-		"  SELECT j.id, j.priority, j.run_at FROM q CROSS JOIN LATERAL ("
-		"    " JOBQ_READY_JOBS_SQL("j", "j.id, j.priority, j.run_at", "q.name", "NO KEY UPDATE") ") j"
-		"  ORDER BY " JOBQ_CLAIM_ORDER_SQL("j")
-		"  LIMIT $3)"
-		" " CLAIM_SET_SQL
-		"  locked_until = $2 + COALESCE($4, (SELECT q.lease FROM q WHERE q.name = j.queue)),"
-		"  claimed_at = $2, worker = $5"
-		" FROM unnest(ARRAY(SELECT c.id FROM c ORDER BY " JOBQ_CLAIM_ORDER_SQL("c") "))"
-		"   WITH ORDINALITY AS o(id, n)"
-		CLAIM_RETURN_SQL,
+		CLAIM_ANY_SQL(""),
+		6, {TEXTARRAYOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID}},
+	/* the same, leaving out the queues that group or limit (0.2.0 SQL) */
+	[ST_CLAIM_ANY_UNGROUPED] = {"claim_any_ungrouped",
+		CLAIM_ANY_SQL(" AND group_mode = 'none' AND max_running = 0 AND rate = 0"),
 		6, {TEXTARRAYOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID}},
 	[ST_CLAIM_ONE] = {"claim_one",
-		CLAIM_SET_SQL
+		JOBQ_CLAIM_SET_SQL
 		"  locked_until = $2 + $4, claimed_at = $2, worker = $5"
 		" FROM unnest(" JOBQ_READY_IDS_SQL("NO KEY UPDATE") ")"
 		"   WITH ORDINALITY AS o(id, n)"
-		CLAIM_RETURN_SQL,
+		JOBQ_CLAIM_RETURN_SQL,
 		6, {TEXTOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID}},
 	/* $1 queues, $2 now: when the next delayed job comes due */
 	[ST_NEXT_DUE] = {"next_due",
@@ -165,7 +161,7 @@ run_claim_any(Datum *values, char *nulls)
  *	  claim from one queue is the common case (jobq-worker, libjobq).
  */
 static uint64
-run_claim_one(Datum *values, char *nulls, text *queue, JobqQueueSettings *settings)
+run_claim_one(Datum *values, const char *nulls, text *queue, const JobqQueueSettings *settings)
 {
 	Datum		args[6];
 	char		args_nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
@@ -175,12 +171,62 @@ run_claim_one(Datum *values, char *nulls, text *queue, JobqQueueSettings *settin
 	args[1] = values[1];
 	args[2] = values[2];
 	/* the lease: given, or the queue's */
-	args[3] = nulls[3] == 'n' ? IntervalPGetDatum(&settings->lease) : values[3];
+	args[3] = nulls[3] == 'n' ? IntervalPGetDatum((Interval *) &settings->lease) : values[3];
 	args[4] = values[4];
 	args_nulls[4] = nulls[4];
 	args[5] = values[5];
 	rc = SPI_execute_plan(jobq_plan(&jobq_claim_statements, ST_CLAIM_ONE),
 						  args, args_nulls, false, 0);
+	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "claim");
+	return SPI_processed;
+}
+
+/*
+ * When the last claim attempt took nothing because of a queue's rate: when
+ * the next token is due (0: not held back by a rate).  do_claim sleeps no
+ * longer than that (claim_limits.c).
+ */
+static TimestampTz rate_retry_at = 0;
+
+/*
+ * run_claim_grouped_any
+ *	  A claim from several queues while some queue groups its jobs or
+ *	  limits its claims: from the first named such queue that has work
+ *	  (through its groups, group_claim.c, and its limits, claim_limits.c),
+ *	  else from the others through the general statement, which leaves
+ *	  those queues out.
+ */
+static uint64
+run_claim_grouped_any(Datum *values, char *nulls, Datum *items, int n)
+{
+	JobqQueueSettings settings;
+	int			rc;
+
+	for (int i = 0; i < n; i++)
+	{
+		text	   *queue = DatumGetTextPP(items[i]);
+		uint64		claimed;
+		TimestampTz retry_at;
+
+		if (!jobq_queue_settings(queue, &settings) || settings.paused ||
+			(!jobq_queue_grouped(&settings) && !jobq_queue_limited(&settings)))
+			continue;
+		if (jobq_queue_limited(&settings))
+		{
+			claimed = jobq_claim_limited(values, nulls, queue, &settings,
+										 jobq_queue_grouped(&settings) ? jobq_group_claim :
+										 run_claim_one, &retry_at);
+			if (retry_at != 0 && (rate_retry_at == 0 || retry_at < rate_retry_at))
+				rate_retry_at = retry_at;
+		}
+		else
+			claimed = jobq_group_claim(values, nulls, queue, &settings);
+		if (claimed > 0)
+			return claimed;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	rc = SPI_execute_plan(jobq_plan(&jobq_claim_statements, ST_CLAIM_ANY_UNGROUPED),
+						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "claim");
 	return SPI_processed;
 }
@@ -203,9 +249,20 @@ run_claim(Datum *values, char *nulls, Datum *items, int n)
 	JobqQueueSettings settings;
 
 	values[1] = TimestampTzGetDatum(jobq_now());
+	rate_retry_at = 0;
 	if (n == 1 && jobq_queue_settings(DatumGetTextPP(items[0]), &settings) &&
 		!settings.paused)
-		return run_claim_one(values, nulls, DatumGetTextPP(items[0]), &settings);
+	{
+		JobqClaimFn claim = jobq_queue_grouped(&settings) ? jobq_group_claim : run_claim_one;
+
+		if (jobq_queue_limited(&settings))
+			return jobq_claim_limited(values, nulls, DatumGetTextPP(items[0]), &settings, claim,
+									  &rate_retry_at);
+		return claim(values, nulls, DatumGetTextPP(items[0]), &settings);
+	}
+	/* NB: also a queue the cache calls paused: its jobs are not for claim_any */
+	if (jobq_any_grouped_queue() || jobq_any_limited_queue())
+		return run_claim_grouped_any(values, nulls, items, n);
 	return run_claim_any(values, nulls);
 }
 
@@ -457,6 +514,9 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 			due_ms = held ? -1 : next_due_ms(values[0]);
 			if (due_ms >= 0 && due_ms < sleep_ms)
 				sleep_ms = due_ms;
+			/* held back by a rate: until its next token is due, no polling */
+			if (rate_retry_at != 0 && (rate_retry_at - jobq_now()) / 1000 + 1 < sleep_ms)
+				sleep_ms = Max((rate_retry_at - jobq_now()) / 1000 + 1, 1);
 			if (left / 1000 + 1 < sleep_ms)
 				sleep_ms = left / 1000 + 1;
 			jobq_wait_sleep(sleep_ms);

@@ -24,6 +24,7 @@
  */
 #include "jobq.h"
 #include "counters.h"
+#include "groups.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
@@ -42,6 +43,7 @@ PG_FUNCTION_INFO_V1(jobq_enqueue_batch);
 #define ARG_PRIORITY		4
 #define ARG_MAX_ATTEMPTS	5
 #define ARG_DEDUPE			6
+#define ARG_GROUP			7	/* 0.2.0's SQL: group_key, group_keys */
 
 /* How often a dedupe conflict is retried when the holder vanishes */
 #define DEDUPE_RETRIES		10
@@ -62,10 +64,22 @@ PG_FUNCTION_INFO_V1(jobq_enqueue_batch);
 	CONFLICT \
 	" RETURNING id"
 
+/* A grouped job (groups.h): also $8 group_key, $9 group_seq */
+#define ENQUEUE_GROUPED_SQL(CONFLICT) \
+	"INSERT INTO jobq.jobs (queue, state, priority, run_at, attempt, max_attempts," \
+	"                       enqueued_at, dedupe_key, payload, group_key, group_seq)" \
+	" VALUES ($1, 'ready', $3, $4, 0, $5, $6, $7, $2, $8, $9)" \
+	CONFLICT \
+	" RETURNING id"
+
+#define DEDUPE_CONFLICT_SQL " ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"
+
 enum
 {
 	ST_ENQUEUE,
 	ST_ENQUEUE_KEYED,
+	ST_ENQUEUE_GROUPED,
+	ST_ENQUEUE_GROUPED_KEYED,
 	ST_ENQUEUE_BATCH,
 	ST_FIND_DEDUPE_KEY,
 	NUM_STATEMENTS
@@ -79,8 +93,16 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		ENQUEUE_SQL(""),
 		7, {TEXTOID, JSONBOID, INT2OID, TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID, TEXTOID}},
 	[ST_ENQUEUE_KEYED] = {"enqueue_keyed",
-		ENQUEUE_SQL(" ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"),
+		ENQUEUE_SQL(DEDUPE_CONFLICT_SQL),
 		7, {TEXTOID, JSONBOID, INT2OID, TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID, TEXTOID}},
+	[ST_ENQUEUE_GROUPED] = {"enqueue_grouped",
+		ENQUEUE_GROUPED_SQL(""),
+		9, {TEXTOID, JSONBOID, INT2OID, TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID, TEXTOID,
+		TEXTOID, INT8OID}},
+	[ST_ENQUEUE_GROUPED_KEYED] = {"enqueue_grouped_keyed",
+		ENQUEUE_GROUPED_SQL(DEDUPE_CONFLICT_SQL),
+		9, {TEXTOID, JSONBOID, INT2OID, TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID, TEXTOID,
+		TEXTOID, INT8OID}},
 	/*
 	 * Rows are inserted, and so returned, in input order: the RETURNING
 	 * rows are the ids of payloads 1, 2, ... in turn.
@@ -221,13 +243,19 @@ announce_ready(EnqueueArgs *args, int64 count)
 /*
  * enqueue_one
  *	  Insert one job; returns its id, or the id of the live job holding its
- *	  dedupe key (then *created = false).  Runs inside SPI.
+ *	  dedupe key (then *created = false).  A grouped job (group_key not
+ *	  NULL) takes group_seq, drawn by the caller, or with group_seq 0 the
+ *	  next of its group, drawn here under the group's lock.  Runs inside
+ *	  SPI.
  */
 static int64
-enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
+enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, text *group_key,
+			int64 group_seq, bool *created)
 {
-	Datum		values[7];
-	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	Datum		values[9];
+	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	bool		has_head = true;
+	int			st;
 	int			rc;
 
 	values[0] = PointerGetDatum(args->queue);
@@ -239,20 +267,33 @@ enqueue_one(EnqueueArgs *args, Jsonb *payload, text *dedupe_key, bool *created)
 	values[6] = PointerGetDatum(dedupe_key);
 	if (dedupe_key == NULL)
 		nulls[6] = 'n';
+	st = dedupe_key ? ST_ENQUEUE_KEYED : ST_ENQUEUE;
+	if (group_key != NULL)
+	{
+		/* NB: the group's lock, held to commit, orders the group's jobs */
+		values[7] = PointerGetDatum(group_key);
+		if (group_seq == 0)
+			group_seq = jobq_group_reserve(args->queue, group_key, 1, &has_head);
+		values[8] = Int64GetDatum(group_seq);
+		st = dedupe_key ? ST_ENQUEUE_GROUPED_KEYED : ST_ENQUEUE_GROUPED;
+	}
 
 	for (int tries = 0; tries < DEDUPE_RETRIES; tries++)
 	{
 		bool		isnull;
 
-		rc = SPI_execute_plan(jobq_plan(&jobq_enqueue_statements,
-										dedupe_key ? ST_ENQUEUE_KEYED : ST_ENQUEUE),
+		rc = SPI_execute_plan(jobq_plan(&jobq_enqueue_statements, st),
 							  values, nulls, false, 0);
 		jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "enqueue");
 		if (SPI_processed == 1)
 		{
+			int64		id = jobq_spi_getint64(0, COL_ID, &isnull);
+
+			if (!has_head)
+				jobq_group_enqueued(args->queue, group_key);
 			announce_ready(args, 1);
 			*created = true;
-			return jobq_spi_getint64(0, COL_ID, &isnull);
+			return id;
 		}
 
 		/*
@@ -292,6 +333,7 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 	EnqueueArgs args;
 	Jsonb	   *payload;
 	text	   *dedupe_key = NULL;
+	text	   *group_key = NULL;
 	bool		created;
 	int64		id;
 
@@ -308,6 +350,12 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 		dedupe_key = PG_GETARG_TEXT_PP(ARG_DEDUPE);
 		check_dedupe_key(dedupe_key);
 	}
+	/* NB: PG_NARGS guards against 0.1.0's definition, without group_key */
+	if (PG_NARGS() > ARG_GROUP && !PG_ARGISNULL(ARG_GROUP))
+	{
+		group_key = PG_GETARG_TEXT_PP(ARG_GROUP);
+		jobq_check_group_key(group_key, "group_key");
+	}
 
 	jobq_lock_queue_name(args.queue, ShareLock);
 	jobq_check_queue(args.queue, JOBQ_PRIV_ENQUEUE);
@@ -318,7 +366,9 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 	 * the row.  Anything else, or a jobq.jobs that insert_job.c does not
 	 * recognise, goes through SPI.
 	 */
-	if (dedupe_key == NULL && jobq_queue_settings_cached(args.queue, &args.settings))
+	if (dedupe_key == NULL && group_key == NULL &&
+		jobq_queue_settings_cached(args.queue, &args.settings) &&
+		!jobq_queue_grouped(&args.settings))
 	{
 		default_max_attempts(&args);
 		if (jobq_insert_job(args.queue, args.priority, args.run_at,
@@ -330,7 +380,8 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 	}
 	jobq_spi_connect();
 	read_queue_settings(&args);
-	id = enqueue_one(&args, payload, dedupe_key, &created);
+	jobq_require_grouped(args.queue, &args.settings, group_key != NULL);
+	id = enqueue_one(&args, payload, dedupe_key, group_key, 0, &created);
 	jobq_spi_finish();
 	PG_RETURN_INT64(id);
 }
@@ -373,6 +424,87 @@ compare_keyed_items(const void *a, const void *b)
 }
 
 /*
+ * read_group_keys
+ *	  The group_keys argument of a batch of n jobs: one valid key per job.
+ */
+static text **
+read_group_keys(ArrayType *arr, int n)
+{
+	Datum	   *items;
+	bool	   *item_nulls;
+	int			nkeys;
+	text	  **group_keys;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("group_keys must be a one-dimensional array")));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &items, &item_nulls, &nkeys);
+	if (nkeys != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("group_keys has %d elements, payloads has %d", nkeys, n)));
+	group_keys = palloc(sizeof(text *) * n);
+	for (int i = 0; i < n; i++)
+	{
+		if (item_nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("group_keys[%d] must not be null", i + 1)));
+		group_keys[i] = DatumGetTextPP(items[i]);
+		jobq_check_group_key(group_keys[i], "group key");
+	}
+	return group_keys;
+}
+
+/*
+ * reserve_group_seqs
+ *	  Lock the groups of a batch of n jobs and draw their group_seq values,
+ *	  consecutive per group in input order; returns them by input position,
+ *	  and in *headless (*nheadless of them) the groups that had no head.
+ *	  NB: the locks are taken in key order, so two batches sharing groups
+ *	  queue behind each other instead of deadlocking; and all of them
+ *	  before the first insert, so no batch holds a dedupe key's insert
+ *	  while it waits for a group.
+ */
+static int64 *
+reserve_group_seqs(EnqueueArgs *args, text **group_keys, int n, text ***headless,
+				   int *nheadless)
+{
+	KeyedItem  *order = palloc(sizeof(KeyedItem) * n);
+	int64	   *seqs = palloc(sizeof(int64) * n);
+
+	*headless = palloc(sizeof(text *) * n);
+	*nheadless = 0;
+	for (int i = 0; i < n; i++)
+	{
+		order[i].index = i;
+		order[i].key = group_keys[i];
+	}
+	/* key order, ties in input order */
+	qsort(order, n, sizeof(KeyedItem), compare_keyed_items);
+	for (int k = 0; k < n;)
+	{
+		int			end = k + 1;
+		bool		has_head;
+		int64		first;
+
+		while (end < n && VARSIZE_ANY_EXHDR(order[end].key) == VARSIZE_ANY_EXHDR(order[k].key) &&
+			   memcmp(VARDATA_ANY(order[end].key), VARDATA_ANY(order[k].key),
+					  VARSIZE_ANY_EXHDR(order[k].key)) == 0)
+			end++;
+		first = jobq_group_reserve(args->queue, order[k].key, end - k, &has_head);
+		for (int j = k; j < end; j++)
+			seqs[order[j].index] = first + (j - k);
+		if (!has_head)
+			(*headless)[(*nheadless)++] = order[k].key;
+		k = end;
+	}
+	pfree(order);
+	return seqs;
+}
+
+/*
  * jobq_enqueue_batch(queue, payloads jsonb[], run_at, delay, priority,
  *					  max_attempts, dedupe_keys text[])
  *	  -> setof (id bigint, created boolean), in the order of payloads
@@ -394,6 +526,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 	Datum	   *keys = NULL;
 	bool	   *key_nulls = NULL;
 	int			nkeys = 0;
+	text	  **group_keys = NULL;
 	TupleDesc	desc;
 	Tuplestorestate *store;
 	Datum		out[2];
@@ -442,17 +575,26 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 				check_dedupe_key(DatumGetTextPP(keys[i]));
 	}
 
+	/* NB: PG_NARGS guards against 0.1.0's definition, without group_keys */
+	if (PG_NARGS() > ARG_GROUP && !PG_ARGISNULL(ARG_GROUP))
+		group_keys = read_group_keys(PG_GETARG_ARRAYTYPE_P(ARG_GROUP), nitems);
+
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_lock_queue_name(args.queue, ShareLock);
 	jobq_check_queue(args.queue, JOBQ_PRIV_ENQUEUE);
 	jobq_spi_connect();
 	read_queue_settings(&args);
+	jobq_require_grouped(args.queue, &args.settings, group_keys != NULL);
 
-	if (keys != NULL)
+	if (keys != NULL || group_keys != NULL)
 	{
 		KeyedItem  *order = palloc(sizeof(KeyedItem) * nitems);
 		int64	   *ids = palloc(sizeof(int64) * nitems);
 		bool	   *created = palloc(sizeof(bool) * nitems);
+		text	  **headless = NULL;
+		int			nheadless = 0;
+		int64	   *seqs = group_keys == NULL ? NULL :
+			reserve_group_seqs(&args, group_keys, nitems, &headless, &nheadless);
 
 		/*
 		 * NB: insert in dedupe-key order, not input order.  Each insert of a
@@ -463,15 +605,20 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 		for (int i = 0; i < nitems; i++)
 		{
 			order[i].index = i;
-			order[i].key = key_nulls[i] ? NULL : DatumGetTextPP(keys[i]);
+			order[i].key = keys == NULL || key_nulls[i] ? NULL : DatumGetTextPP(keys[i]);
 		}
 		qsort(order, nitems, sizeof(KeyedItem), compare_keyed_items);
 		for (int k = 0; k < nitems; k++)
 		{
 			int			i = order[k].index;
 
-			ids[i] = enqueue_one(&args, DatumGetJsonbP(items[i]), order[k].key, &created[i]);
+			ids[i] = enqueue_one(&args, DatumGetJsonbP(items[i]), order[k].key,
+								 seqs == NULL ? NULL : group_keys[i],
+								 seqs == NULL ? 0 : seqs[i], &created[i]);
 		}
+		/* the groups' locks are held since reserve_group_seqs */
+		for (int g = 0; g < nheadless; g++)
+			jobq_group_enqueued(args.queue, headless[g]);
 		for (int i = 0; i < nitems; i++)
 		{
 			out[0] = Int64GetDatum(ids[i]);
@@ -511,6 +658,29 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 }
 
 /*
+ * schedule_group_key
+ *	  The group of a schedule's job in a queue that groups its jobs: the
+ *	  schedule's own, "schedule:<name>", the tick's dedupe key up to its
+ *	  second colon ("schedule:<name>:<time>", schedules.c), so that a FIFO
+ *	  queue runs a schedule's jobs one at a time and in order.  NULL for
+ *	  an ungrouped queue.
+ */
+static text *
+schedule_group_key(EnqueueArgs *args, text *dedupe_key)
+{
+	const char *key = VARDATA_ANY(dedupe_key);
+	int			len = VARSIZE_ANY_EXHDR(dedupe_key);
+	int			colons = 0;
+	int			end = 0;
+
+	if (!jobq_queue_grouped(&args->settings))
+		return NULL;
+	while (end < len && (key[end] != ':' || ++colons < 2))
+		end++;
+	return cstring_to_text_with_len(key, Min(end, JOBQ_GROUP_KEY_MAX));
+}
+
+/*
  * jobq_enqueue_scheduled
  *	  Enqueue one job of a schedule (schedules.c): ready now, with the
  *	  schedule's priority and max_attempts (NULL: the queue's) and the
@@ -541,7 +711,8 @@ jobq_enqueue_scheduled(text *queue, Jsonb *payload, int16 priority,
 	jobq_lock_queue_name(queue, ShareLock);
 	jobq_spi_connect();
 	read_queue_settings(&args);
-	id = enqueue_one(&args, payload, dedupe_key, created);
+	id = enqueue_one(&args, payload, dedupe_key, schedule_group_key(&args, dedupe_key), 0,
+					 created);
 	jobq_spi_finish();
 	return id;
 }

@@ -89,6 +89,8 @@ enum JobColumn
 	COL_DEDUPE_KEY,
 	COL_ERRORS,
 	COL_PAYLOAD,
+	COL_GROUP_KEY,				/* 0.2.0's SQL */
+	COL_GROUP_SEQ,
 	JOB_NCOLUMNS
 };
 
@@ -97,6 +99,7 @@ typedef struct JobColumnSpec
 	const char *name;
 	Oid			type;			/* InvalidOid: jobq.job_state, checked apart */
 	bool		set_null;		/* a new job has NULL here */
+	bool		optional;		/* absent while the database runs 0.1.0's SQL */
 } JobColumnSpec;
 
 static const JobColumnSpec job_columns[JOB_NCOLUMNS] = {
@@ -115,6 +118,9 @@ static const JobColumnSpec job_columns[JOB_NCOLUMNS] = {
 	[COL_DEDUPE_KEY] = {"dedupe_key", TEXTOID, true},
 	[COL_ERRORS] = {"errors", JSONBOID, true},
 	[COL_PAYLOAD] = {"payload", JSONBOID, false},
+	/* jobs without a group (groups.h): an enqueue with a group_key uses SPI */
+	[COL_GROUP_KEY] = {"group_key", TEXTOID, true, true},
+	[COL_GROUP_SEQ] = {"group_seq", INT8OID, true, true},
 };
 
 /* More indexes than jobq.jobs has; past it, SPI does the insert */
@@ -203,13 +209,14 @@ table_is_plain(Relation rel)
  * read_columns
  *	  Find each column of job_columns by name and check its type, and that
  *	  the table has no other column.  Columns a new job leaves NULL must
- *	  allow it and have no default.
+ *	  allow it and have no default; optional ones may be missing.
  */
 static bool
 read_columns(Relation rel)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			found = 0;
+	int			required = 0;
 
 	for (int c = 0; c < JOB_NCOLUMNS; c++)
 		attnum[c] = InvalidAttrNumber;
@@ -234,7 +241,10 @@ read_columns(Relation rel)
 		attnum[c] = att->attnum;
 		found++;
 	}
-	if (found != JOB_NCOLUMNS)
+	for (int c = 0; c < JOB_NCOLUMNS; c++)
+		if (!job_columns[c].optional || attnum[c] != InvalidAttrNumber)
+			required++;
+	if (found != required)
 		return false;
 
 	/* id: an identity column, filled from its sequence */

@@ -1430,6 +1430,138 @@ COMMENT ON FUNCTION @extschema@.jobq_queue_consumers() IS
 ALTER TABLE jobq.jobs SET (autovacuum_vacuum_scale_factor = 0, vacuum_index_cleanup = on);
 
 /* ========================================================================
+ * Groups: per-key FIFO and per-key concurrency limits (issue 19,
+ * FEATURES-0.2.md section 6; doc/groups.md).
+ *
+ * A job may carry a group_key (1 to JOBQ_GROUP_KEY_MAX bytes) when its
+ * queue's group_mode is fifo or limit.  jobq.groups keeps one row per
+ * (queue, key) that has live jobs: the next group_seq to hand out, how
+ * many of its jobs run, its head (the ready job with the lowest
+ * group_seq), whether a dead head blocks it, and whether it is eligible
+ * (head present, running below the limit, not blocked).  An enqueue takes
+ * the group row's lock (INSERT ... ON CONFLICT DO UPDATE) and holds it to
+ * commit while it draws the job's group_seq: FIFO order is the order in
+ * which enqueuing transactions commit, not id order.  Claims of a grouped
+ * queue walk groups_eligible_idx (or groups_round_robin_idx), so groups
+ * that run at their limit or are blocked are never walked over; every
+ * change of a grouped job updates its group row in the same transaction.
+ * Ungrouped jobs never touch jobq.groups, and jobs_group_idx is partial:
+ * they do not enter it.
+ *
+ * history keeps group_key and group_seq so that a dead job that is
+ * retried goes back into its group, in its place.
+ * ======================================================================== */
+
+ALTER TABLE jobq.jobs ADD COLUMN group_key text, ADD COLUMN group_seq bigint;
+ALTER TABLE jobq.history ADD COLUMN group_key text, ADD COLUMN group_seq bigint;
+
+-- the jobs of one group in group_seq order: its head, its running jobs
+CREATE INDEX jobs_group_idx ON jobq.jobs (queue, group_key, group_seq)
+    WHERE group_key IS NOT NULL;
+
+CREATE TABLE jobq.groups (
+    queue         text NOT NULL,
+    key           text NOT NULL,
+    seq_next      bigint NOT NULL,           -- group_seq of the next job enqueued
+    running       integer NOT NULL,          -- jobs of the group now running
+    head_id       bigint,                    -- the ready job with the lowest group_seq
+    head_priority smallint,
+    head_run_at   timestamptz,
+    blocked_by    bigint,                    -- a dead head that holds the group (fifo_block)
+    blocked_at    timestamptz,
+    eligible      boolean NOT NULL,          -- head, running < group_limit, not blocked
+    tat           timestamptz,               -- the group's rate (GCRA), NULL: none yet
+    last_claim_at timestamptz,               -- round robin serves the longest unserved
+    created_at    timestamptz NOT NULL,
+    PRIMARY KEY (queue, key)
+)
+-- every claim, complete and enqueue of a group updates its row: room for
+-- HOT updates, and vacuum early
+WITH (fillfactor = 50,
+      autovacuum_vacuum_scale_factor = 0.01,
+      autovacuum_vacuum_threshold = 1000,
+      autovacuum_vacuum_cost_delay = 0);
+
+-- claims, group_order oldest: the groups whose head may run, best first
+CREATE INDEX groups_eligible_idx ON jobq.groups (queue, head_priority, head_run_at, head_id)
+    WHERE eligible;
+-- claims, group_order round_robin: the group served longest ago first
+CREATE INDEX groups_round_robin_idx ON jobq.groups (queue, head_priority, last_claim_at NULLS FIRST, key)
+    WHERE eligible;
+-- jobq_blocked_groups, and the groups a retried or cancelled dead job held
+CREATE INDEX groups_blocked_idx ON jobq.groups (blocked_by)
+    WHERE blocked_by IS NOT NULL;
+
+ALTER TABLE jobq.groups OWNER TO jobq_owner;
+REVOKE ALL ON TABLE jobq.groups FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('jobq.groups'::pg_catalog.regclass, '');
+
+/*
+ * queue_rates: the rate of a queue with a rate setting, by GCRA: tat, the
+ * theoretical arrival time of its next claim (claim_limits.c), written by
+ * claims under the lock that serializes the queue's limited claims.  Not a
+ * column of jobq.queues: every change there invalidates every backend's
+ * cache of queue settings.
+ */
+CREATE TABLE jobq.queue_rates (
+    queue text PRIMARY KEY,
+    tat   timestamptz NOT NULL
+) WITH (fillfactor = 50);
+
+ALTER TABLE jobq.queue_rates OWNER TO jobq_owner;
+REVOKE ALL ON TABLE jobq.queue_rates FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('jobq.queue_rates'::pg_catalog.regclass, '');
+
+-- enqueue with a group key: the same functions with one parameter more
+DROP FUNCTION @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text);
+DROP FUNCTION @extschema@.jobq_enqueue_batch(text, jsonb[], timestamptz, interval, integer, integer, text[]);
+
+CREATE FUNCTION @extschema@.jobq_enqueue(
+    queue        text,
+    payload      jsonb,
+    run_at       timestamptz DEFAULT NULL,
+    delay        interval    DEFAULT NULL,
+    priority     integer     DEFAULT 0,
+    max_attempts integer     DEFAULT NULL,
+    dedupe_key   text        DEFAULT NULL,
+    group_key    text        DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'jobq_enqueue'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_enqueue_batch(
+    queue        text,
+    payloads     jsonb[],
+    run_at       timestamptz DEFAULT NULL,
+    delay        interval    DEFAULT NULL,
+    priority     integer     DEFAULT 0,
+    max_attempts integer     DEFAULT NULL,
+    dedupe_keys  text[]      DEFAULT NULL,
+    group_keys   text[]      DEFAULT NULL)
+RETURNS TABLE (id bigint, created boolean)
+AS 'MODULE_PATHNAME', 'jobq_enqueue_batch'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text, text)
+    OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_enqueue_batch(text, jsonb[], timestamptz, interval, integer, integer, text[], text[])
+    OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text, text),
+    @extschema@.jobq_enqueue_batch(text, jsonb[], timestamptz, interval, integer, integer, text[], text[])
+FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text, text),
+    @extschema@.jobq_enqueue_batch(text, jsonb[], timestamptz, interval, integer, integer, text[], text[])
+TO jobq_producer;
+COMMENT ON FUNCTION @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text, text) IS
+    'Enqueues one job and returns its id (the live job''s id when the dedupe key is taken).';
+COMMENT ON FUNCTION @extschema@.jobq_enqueue_batch(text, jsonb[], timestamptz, interval, integer, integer, text[], text[]) IS
+    'Enqueues many jobs in one call and returns each id with whether it was created.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

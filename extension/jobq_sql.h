@@ -48,6 +48,22 @@
 	"ARRAY(" JOBQ_READY_JOBS_SQL("c", "c.id", "$1", LOCK) ")"
 
 /*
+ * JOBQ_CLAIM_SET_SQL, JOBQ_CLAIM_RETURN_SQL: what every claim statement
+ * (claim.c, group_claim.c) does to the jobs it took, found by joining the
+ * ids in claim order (o.id, o.n = position): attempt + 1, the token at
+ * that position of $6; and what it returns, the position after the
+ * columns of jobq_claim's result, then what the counters need.
+ */
+#define JOBQ_CLAIM_SET_SQL \
+	"UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1," \
+	"  token = $6[o.n::pg_catalog.int4],"
+
+#define JOBQ_CLAIM_RETURN_SQL \
+	" WHERE j.id = o.id" \
+	" RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token," \
+	"   j.locked_until, j.enqueued_at, o.n, j.run_at"
+
+/*
  * JOBQ_HISTORY_ROW_SQL: the INSERT of the history row of each job of CTE
  * d (rows of jobq.jobs, just deleted), in state STATE.  The other
  * arguments are the expressions of the columns that differ between the
@@ -131,17 +147,29 @@
  * primary key of history (see claim.c).  jobq_retry and the bulk retries
  * differ only in their CTE c.
  */
-#define JOBQ_REDRIVE_SQL \
+#define JOBQ_REDRIVE_SQL JOBQ_REDRIVE_WITH_SQL("", "", "")
+
+/*
+ * JOBQ_REDRIVE_GROUPED_SQL: the same, used while some queue groups its
+ * jobs (0.2.0 SQL): a grouped job goes back into its group in its old
+ * place, and each row also names the job and its group (id, group_key,
+ * group_seq; groups.c).
+ */
+#define JOBQ_REDRIVE_GROUPED_SQL \
+	JOBQ_REDRIVE_WITH_SQL(", group_key, group_seq", ", h.group_key, h.group_seq", \
+						  ", ins.id, ins.group_key, ins.group_seq")
+
+#define JOBQ_REDRIVE_WITH_SQL(COLS, VALUES, OUT) \
 	" ins AS (" \
 	"  INSERT INTO jobq.jobs (id, queue, state, priority, run_at, attempt, max_attempts," \
-	"                         enqueued_at, dedupe_key, errors, payload)" \
+	"                         enqueued_at, dedupe_key, errors, payload" COLS ")" \
 	"  SELECT h.id, h.queue, 'ready', h.priority, $2, 0, h.max_attempts," \
-	"         h.enqueued_at, h.dedupe_key, h.errors, h.payload" \
+	"         h.enqueued_at, h.dedupe_key, h.errors, h.payload" VALUES \
 	"  FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT c.id FROM c))" \
 	"  ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING" \
-	"  RETURNING id, queue)," \
+	"  RETURNING id, queue" COLS ")," \
 	" del AS (DELETE FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT ins.id FROM ins)) RETURNING h.id)" \
-	" SELECT ins.queue, q.notify AND NOT q.paused, NOT q.paused" \
+	" SELECT ins.queue, q.notify AND NOT q.paused, NOT q.paused" OUT \
 	" FROM ins JOIN jobq.queues q ON q.name = ins.queue"
 
 #endif							/* JOBQ_SQL_H */

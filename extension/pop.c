@@ -30,10 +30,12 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "groups.h"
 #include "counters.h"
 #include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
+#include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(jobq_pop);
 
@@ -109,6 +111,12 @@ jobq_pop(PG_FUNCTION_ARGS)
 		jobq_spi_finish();
 		return (Datum) 0;
 	}
+	if (jobq_queue_grouped(&settings))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("jobq_pop does not take jobs of queue \"%s\", which groups its jobs",
+						text_to_cstring(queue)),
+				 errhint("Claim them with jobq_claim: a group's order and limit need the claim.")));
 
 	values[0] = PointerGetDatum(queue);
 	values[1] = TimestampTzGetDatum(jobq_now());

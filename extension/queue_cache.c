@@ -62,6 +62,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "groups.h"
 
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -97,6 +98,12 @@ static int	queues_have_020 = -1;
 /* Whether some queue keeps completed history: 1 yes, 0 no, -1 not read */
 static int	any_history_queue = -1;
 
+/* Whether some queue groups its jobs (groups.h): 1 yes, 0 no, -1 not read */
+static int	any_grouped_queue = -1;
+
+/* Whether some queue has max_running or a rate (claim_limits.c): the same */
+static int	any_limited_queue = -1;
+
 static bool callback_registered = false;
 
 static bool lookup(const char *key, JobqQueueSettings *out);
@@ -110,6 +117,8 @@ enum
 	ST_QUEUE_SETTINGS,
 	ST_QUEUE_SETTINGS_020,
 	ST_ANY_HISTORY_QUEUE,
+	ST_ANY_GROUPED_QUEUE,
+	ST_ANY_LIMITED_QUEUE,
 	NUM_STATEMENTS
 };
 
@@ -126,7 +135,7 @@ static const char *const columns_020[JOBQ_NUM_SETTINGS_020] = {
 #define COL_SETTINGS_LEASE			4
 #define COL_SETTINGS_KEEPS_COMPLETED 5
 #define COL_SETTINGS_020			6	/* and on, in JOBQ_QUEUE_SETTINGS_020 order */
-#define COL_ANY_HISTORY_QUEUE		1
+#define COL_ANY_QUEUE_FLAG			1	/* of any_history_queue, any_grouped_queue */
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_QUEUE_SETTINGS] = {"queue_settings",
@@ -143,6 +152,13 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_ANY_HISTORY_QUEUE] = {"any_history_queue",
 		"SELECT EXISTS (SELECT 1 FROM jobq.queues"
 		" WHERE completed_retention > interval '0')",
+		0, {InvalidOid}},
+	/* 0.2.0's SQL only (jobq_queues_have_020) */
+	[ST_ANY_GROUPED_QUEUE] = {"any_grouped_queue",
+		"SELECT EXISTS (SELECT 1 FROM jobq.queues WHERE group_mode <> 'none')",
+		0, {InvalidOid}},
+	[ST_ANY_LIMITED_QUEUE] = {"any_limited_queue",
+		"SELECT EXISTS (SELECT 1 FROM jobq.queues WHERE max_running > 0 OR rate > 0)",
 		0, {InvalidOid}},
 };
 
@@ -177,6 +193,8 @@ queue_cache_inval(Datum arg, Oid relid)
 		queue_cache = NULL;
 	}
 	any_history_queue = -1;
+	any_grouped_queue = -1;
+	any_limited_queue = -1;
 }
 
 /*
@@ -357,12 +375,13 @@ jobq_queue_settings(text *queue, JobqQueueSettings *out)
 }
 
 /*
- * jobq_any_history_queue
- *	  Whether any queue's completed_retention is above zero.  Runs inside
- *	  SPI.
+ * read_flag
+ *	  A yes/no fact about all queues, as statement st answers it in its
+ *	  one boolean column, kept in *flag (1, 0, -1: not read) until the
+ *	  next invalidation.  Runs inside SPI.
  */
-bool
-jobq_any_history_queue(void)
+static bool
+read_flag(int *flag, int st, const char *what)
 {
 	uint64		before;
 	bool		isnull;
@@ -371,21 +390,66 @@ jobq_any_history_queue(void)
 
 	AcceptInvalidationMessages();
 	ensure_cache();
-	if (any_history_queue >= 0)
-		return any_history_queue > 0;
+	if (*flag >= 0)
+		return *flag > 0;
 
 	before = inval_count;
-	rc = SPI_execute_snapshot(jobq_plan(&jobq_queue_cache_statements, ST_ANY_HISTORY_QUEUE),
+	rc = SPI_execute_snapshot(jobq_plan(&jobq_queue_cache_statements, st),
 							  NULL, NULL, GetLatestSnapshot(),
 							  InvalidSnapshot, false, false, 1);
-	jobq_spi_check(rc, SPI_OK_SELECT, "read whether queues keep history");
-	result = jobq_spi_getbool(0, COL_ANY_HISTORY_QUEUE, &isnull);
+	jobq_spi_check(rc, SPI_OK_SELECT, what);
+	result = jobq_spi_getbool(0, COL_ANY_QUEUE_FLAG, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 
 	/* as in jobq_queue_settings: what raced an invalidation is not kept */
 	if (inval_count == before)
-		any_history_queue = result ? 1 : 0;
+		*flag = result ? 1 : 0;
 	return result;
+}
+
+/*
+ * jobq_any_history_queue
+ *	  Whether any queue's completed_retention is above zero.  Runs inside
+ *	  SPI.
+ */
+bool
+jobq_any_history_queue(void)
+{
+	return read_flag(&any_history_queue, ST_ANY_HISTORY_QUEUE,
+					 "read whether queues keep history");
+}
+
+/*
+ * jobq_any_grouped_queue
+ *	  Whether some queue groups its jobs (group_mode fifo or limit): then,
+ *	  and only then, the paths that change jobs also keep their groups
+ *	  (groups.h).  Never while the database runs 0.1.0's SQL.  Runs inside
+ *	  SPI.
+ */
+bool
+jobq_any_grouped_queue(void)
+{
+	AcceptInvalidationMessages();	/* ALTER EXTENSION UPDATE may just have run */
+	if (!jobq_queues_have_020())
+		return false;
+	return read_flag(&any_grouped_queue, ST_ANY_GROUPED_QUEUE,
+					 "read whether queues group their jobs");
+}
+
+/*
+ * jobq_any_limited_queue
+ *	  Whether some queue has queue-wide claim limits (max_running, a rate):
+ *	  then claims from several queues take those queues apart (claim.c).
+ *	  Never while the database runs 0.1.0's SQL.  Runs inside SPI.
+ */
+bool
+jobq_any_limited_queue(void)
+{
+	AcceptInvalidationMessages();
+	if (!jobq_queues_have_020())
+		return false;
+	return read_flag(&any_limited_queue, ST_ANY_LIMITED_QUEUE,
+					 "read whether queues limit their claims");
 }
 
 /*

@@ -23,7 +23,9 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "groups.h"
 
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
@@ -521,12 +523,19 @@ jobq_alter_queue(PG_FUNCTION_ARGS)
 	check_settings(values, isnull, false, nsettings);
 
 	jobq_spi_connect();
+	/* NB: a new group mode needs the queue without enqueues (groups.c), name lock first */
+	if (nsettings > ARG_group_mode && !isnull[ARG_group_mode])
+		jobq_lock_queue_name(queue, ExclusiveLock);
 	lock_queue(queue, current, nsettings);
 	for (int i = 1; i <= nsettings; i++)
 		if (isnull[i])
 			values[i] = current[i];
 	values[ARG_QUEUE] = PointerGetDatum(queue);
 	check_settings(values, none, true, nsettings);
+	if (nsettings > ARG_group_mode && !isnull[ARG_group_mode] &&
+		!DatumGetBool(DirectFunctionCall2Coll(texteq, C_COLLATION_OID, values[ARG_group_mode],
+												current[ARG_group_mode])))
+		jobq_group_mode_changing(queue);
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_FOR(ST_ALTER_QUEUE, nsettings)),
 						  values, NULL, false, 0);
@@ -587,6 +596,7 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_DROP_QUEUE),
 						  &arg, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_DELETE, "drop queue");
+	jobq_groups_forget(queue);
 	jobq_audit_record("drop_queue", queue, (Datum) 0, NULL, 1, "force", force ? "true" : "false",
 					  NULL);
 	jobq_spi_finish();

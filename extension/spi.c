@@ -31,6 +31,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "groups.h"
 
 #include "access/htup_details.h"
 #include "access/xact.h"
@@ -66,6 +67,9 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_workers_statements,
 	&jobq_schedules_statements,
 	&jobq_tick_statements,
+	&jobq_groups_statements,
+	&jobq_group_claim_statements,
+	&jobq_claim_limits_statements,
 };
 
 /*

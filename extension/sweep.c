@@ -28,9 +28,11 @@
 #include "jobq.h"
 #include "jobq_sql.h"
 #include "counters.h"
+#include "groups.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
+#include "utils/lsyscache.h"
 
 PG_FUNCTION_INFO_V1(jobq_sweep);
 
@@ -64,6 +66,7 @@ PG_FUNCTION_INFO_V1(jobq_sweep);
 enum
 {
 	ST_EXPIRE,
+	ST_EXPIRE_GROUPED,
 	ST_PURGE_HISTORY,
 	NUM_STATEMENTS
 };
@@ -74,41 +77,62 @@ enum
 #define COL_EXPIRE_COUNTS	4
 #define COL_EXPIRE_DEAD_QUEUES	5
 #define COL_EXPIRE_DEAD_COUNTS	6
+#define COL_EXPIRE_GROUPED_IDS	7	/* and queues, keys, seqs, dead */
 #define COL_PURGE_PURGED	1
 #define COL_PURGE_QUEUES	2	/* and states, counts: JOBQ_FINISHED_COUNTS_SQL */
 
+/*
+ * The expire statement.  The grouped variant, run while some queue
+ * groups its jobs (0.2.0 SQL), also returns the grouped jobs it requeued
+ * or killed (COL_EXPIRE_GROUPED_*), whose groups lose a running job.
+ */
+#define EXPIRE_SQL(R_EXTRA, SELECT_EXTRA, FROM_EXTRA) \
+	"WITH x AS (" \
+	"  SELECT j.id FROM jobq.jobs j" \
+	"  WHERE j.state = 'running' AND j.locked_until < $1" \
+	"    AND ($2::text IS NULL OR j.queue = $2)" \
+	"  ORDER BY j.locked_until" \
+	"  LIMIT $3" \
+	"  FOR NO KEY UPDATE SKIP LOCKED)," \
+	" r AS (" \
+	"  UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL," \
+	"    run_at = $1 + " JOBQ_BACKOFF_SQL("j.attempt", "q.backoff_base", "q.backoff_cap") "," \
+	"    errors = " EXPIRED_ERRORS_SQL("j") \
+	"  FROM jobq.queues q" \
+	"  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND q.name = j.queue" \
+	"    AND j.attempt < j.max_attempts" \
+	"  RETURNING j.id, j.queue" R_EXTRA ")," \
+	" d AS (" \
+	"  DELETE FROM jobq.jobs j" \
+	"  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND j.attempt >= j.max_attempts" \
+	"  RETURNING j.*)," \
+	" h AS (" \
+	JOBQ_HISTORY_ROW_SQL("'dead'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$1", \
+						 EXPIRED_ERRORS_SQL("d"), "NULL") \
+	")" \
+	" SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d)," \
+	"   g.queues, g.counts, gd.queues, gd.counts" SELECT_EXTRA \
+	" FROM (SELECT pg_catalog.array_agg(r.queue ORDER BY r.queue) AS queues," \
+	"   pg_catalog.array_agg(r.n ORDER BY r.queue) AS counts" \
+	"   FROM (SELECT r.queue, count(*) AS n FROM r GROUP BY r.queue) r) g," \
+	"  (SELECT pg_catalog.array_agg(d.queue) AS queues, pg_catalog.array_agg(d.n) AS counts" \
+	"   FROM (SELECT d.queue, count(*) AS n FROM d GROUP BY d.queue) d) gd" FROM_EXTRA
+
+#define EXPIRE_GROUPED_SELECT ", gj.ids, gj.queues, gj.keys, gj.seqs, gj.dead"
+#define EXPIRE_GROUPED_FROM \
+	", (SELECT pg_catalog.array_agg(y.id) AS ids, pg_catalog.array_agg(y.queue) AS queues," \
+	"   pg_catalog.array_agg(y.group_key) AS keys, pg_catalog.array_agg(y.group_seq) AS seqs," \
+	"   pg_catalog.array_agg(y.dead) AS dead" \
+	"   FROM (SELECT r.id, r.queue, r.group_key, r.group_seq, false AS dead FROM r" \
+	"         UNION ALL SELECT d.id, d.queue, d.group_key, d.group_seq, true FROM d) y" \
+	"   WHERE y.group_key IS NOT NULL) gj"
+
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_EXPIRE] = {"expire",
-		"WITH x AS ("
-		"  SELECT j.id FROM jobq.jobs j"
-		"  WHERE j.state = 'running' AND j.locked_until < $1"
-		"    AND ($2::text IS NULL OR j.queue = $2)"
-		"  ORDER BY j.locked_until"
-		"  LIMIT $3"
-		"  FOR NO KEY UPDATE SKIP LOCKED),"
-		" r AS ("
-		"  UPDATE jobq.jobs j SET state = 'ready', token = NULL, locked_until = NULL,"
-		"    run_at = $1 + " JOBQ_BACKOFF_SQL("j.attempt", "q.backoff_base", "q.backoff_cap") ","
-		"    errors = " EXPIRED_ERRORS_SQL("j")
-		"  FROM jobq.queues q"
-		"  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND q.name = j.queue"
-		"    AND j.attempt < j.max_attempts"
-		"  RETURNING j.id, j.queue),"
-		" d AS ("
-		"  DELETE FROM jobq.jobs j"
-		"  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND j.attempt >= j.max_attempts"
-		"  RETURNING j.*),"
-		" h AS ("
-		JOBQ_HISTORY_ROW_SQL("'dead'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$1",
-							 EXPIRED_ERRORS_SQL("d"), "NULL")
-		")"
-		" SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d),"
-		"   g.queues, g.counts, gd.queues, gd.counts"
-		" FROM (SELECT pg_catalog.array_agg(r.queue ORDER BY r.queue) AS queues,"
-		"   pg_catalog.array_agg(r.n ORDER BY r.queue) AS counts"
-		"   FROM (SELECT r.queue, count(*) AS n FROM r GROUP BY r.queue) r) g,"
-		"  (SELECT pg_catalog.array_agg(d.queue) AS queues, pg_catalog.array_agg(d.n) AS counts"
-		"   FROM (SELECT d.queue, count(*) AS n FROM d GROUP BY d.queue) d) gd",
+		EXPIRE_SQL("", "", ""),
+		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
+	[ST_EXPIRE_GROUPED] = {"expire_grouped",
+		EXPIRE_SQL(", j.group_key, j.group_seq", EXPIRE_GROUPED_SELECT, EXPIRE_GROUPED_FROM),
 		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
 	[ST_PURGE_HISTORY] = {"purge_history",
 		"WITH p AS ("
@@ -168,6 +192,55 @@ note_requeued(void)
 }
 
 /*
+ * expired_groups
+ *	  After the grouped expire statement: the groups of the grouped jobs
+ *	  it requeued (in their place: a later job of a FIFO group never runs
+ *	  first) or killed lose a running job.  Reads the arrays of its row;
+ *	  the last statement SPI ran.
+ */
+static void
+expired_groups(TimestampTz now)
+{
+	Datum		cols[5];
+	Datum	   *items[5];
+	int			n = 0;
+	JobqGroupedJob *jobs;
+	JobqGroupChange *changes;
+	static const Oid types[5] = {INT8OID, TEXTOID, TEXTOID, INT8OID, BOOLOID};
+
+	for (int c = 0; c < 5; c++)
+	{
+		bool		isnull;
+
+		cols[c] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+								COL_EXPIRE_GROUPED_IDS + c, &isnull);
+		if (isnull)
+			return;				/* no grouped job among them */
+	}
+	for (int c = 0; c < 5; c++)
+	{
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+
+		get_typlenbyvalalign(types[c], &typlen, &typbyval, &typalign);
+		deconstruct_array(DatumGetArrayTypeP(SPI_datumTransfer(cols[c], false, -1)),
+						  types[c], typlen, typbyval, typalign, &items[c], NULL, &n);
+	}
+	jobs = palloc(sizeof(JobqGroupedJob) * n);
+	changes = palloc(sizeof(JobqGroupChange) * n);
+	for (int i = 0; i < n; i++)
+	{
+		jobs[i].id = DatumGetInt64(items[0][i]);
+		jobs[i].queue = DatumGetTextPP(items[1][i]);
+		jobs[i].key = DatumGetTextPP(items[2][i]);
+		jobs[i].seq = DatumGetInt64(items[3][i]);
+		changes[i] = DatumGetBool(items[4][i]) ? JOBQ_GROUP_DIED : JOBQ_GROUP_REQUEUED;
+	}
+	jobq_groups_changed(jobs, changes, n, now);
+}
+
+/*
  * jobq_sweep_run
  *	  One bounded sweep: expired leases, then history past retention.
  *	  queue NULL means every queue.  Must run inside SPI; the background
@@ -180,6 +253,7 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 	Datum		values[3];
 	char		nulls[3] = {' ', ' ', ' '};
 	bool		isnull;
+	bool		grouped;
 	int			rc;
 
 	values[0] = TimestampTzGetDatum(jobq_now());
@@ -188,7 +262,9 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 		nulls[1] = 'n';
 	values[2] = Int64GetDatum(max_rows);
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_sweep_statements, ST_EXPIRE),
+	grouped = jobq_any_grouped_queue();
+	rc = SPI_execute_plan(jobq_plan(&jobq_sweep_statements,
+									grouped ? ST_EXPIRE_GROUPED : ST_EXPIRE),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "sweep expired leases");
 	out[0] = jobq_spi_getint64(0, COL_EXPIRE_REQUEUED, &isnull);
@@ -199,6 +275,8 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 		jobq_await_recheck_all();	/* attempts ended; awaiters re-read */
 	jobq_count_arrays(JOBQ_EV_EXPIRED_RETRIED, COL_EXPIRE_QUEUES, COL_EXPIRE_COUNTS);
 	jobq_count_arrays(JOBQ_EV_EXPIRED_DEAD, COL_EXPIRE_DEAD_QUEUES, COL_EXPIRE_DEAD_COUNTS);
+	if (grouped && out[0] + out[1] > 0)
+		expired_groups(DatumGetTimestampTz(values[0]));
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_sweep_statements, ST_PURGE_HISTORY),
 						  values, nulls, false, 0);

@@ -32,9 +32,9 @@ SELECT jobq_enqueue('prv', '{"p": 1}') > 0 AS ok;
 -- Queue names made from the role name keep create/drop independent.
 CREATE TABLE regress_priv_calls (n int, label text, fn regprocedure, stmt text);
 INSERT INTO regress_priv_calls VALUES
- (1, 'enqueue', 'jobq_enqueue(text,jsonb,timestamptz,interval,integer,integer,text)',
+ (1, 'enqueue', 'jobq_enqueue(text,jsonb,timestamptz,interval,integer,integer,text,text)',
      $$SELECT jobq_enqueue('prv', '{}')$$),
- (2, 'enqueue_batch', 'jobq_enqueue_batch(text,jsonb[],timestamptz,interval,integer,integer,text[])',
+ (2, 'enqueue_batch', 'jobq_enqueue_batch(text,jsonb[],timestamptz,interval,integer,integer,text[],text[])',
      $$SELECT jobq_enqueue_batch('prv', ARRAY['{}']::jsonb[])$$),
  (3, 'claim(text)', 'jobq_claim(text,text,integer,interval,interval)',
      $$SELECT jobq_claim('prv-none')$$),

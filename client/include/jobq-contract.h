@@ -117,6 +117,7 @@
 #define JOBQ_MAX_RUNNING_MAX 1000000	/* max_running of a queue; 0: no limit */
 #define JOBQ_RATE_MAX 1000000			/* rate and burst; a rate of 0: no limit */
 #define JOBQ_RATE_PER_MAX_S 86400		/* rate_per and group_rate_per */
+#define JOBQ_GROUP_KEY_MAX 256			/* bytes of a job's group_key, at least 1 */
 
 /* Defaults of SQL arguments */
 #define JOBQ_SWEEP_DEFAULT_ROWS 1000
@@ -184,7 +185,8 @@
 	X("group_limit_max", JOBQ_GROUP_LIMIT_MAX, "count") \
 	X("max_running_max", JOBQ_MAX_RUNNING_MAX, "count") \
 	X("rate_max", JOBQ_RATE_MAX, "count") \
-	X("rate_per_max", JOBQ_RATE_PER_MAX_S, "seconds")
+	X("rate_per_max", JOBQ_RATE_PER_MAX_S, "seconds") \
+	X("group_key_max", JOBQ_GROUP_KEY_MAX, "bytes")
 
 /*
  * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),
