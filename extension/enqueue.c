@@ -64,12 +64,18 @@ PG_FUNCTION_INFO_V1(jobq_enqueue_batch);
 	CONFLICT \
 	" RETURNING id"
 
-/* A grouped job (groups.h): also $8 group_key, $9 group_seq */
+/*
+ * A grouped job (groups.h): also $8 group_key, $9 group_seq, and its
+ * place in its group's line (jobq.group_jobs) in the same statement
+ */
 #define ENQUEUE_GROUPED_SQL(CONFLICT) \
-	"INSERT INTO jobq.jobs (queue, state, priority, run_at, attempt, max_attempts," \
-	"                       enqueued_at, dedupe_key, payload, group_key, group_seq)" \
-	" VALUES ($1, 'ready', $3, $4, 0, $5, $6, $7, $2, $8, $9)" \
+	"WITH j AS (" \
+	"  INSERT INTO jobq.jobs (queue, state, priority, run_at, attempt, max_attempts," \
+	"                         enqueued_at, dedupe_key, payload, group_key, group_seq)" \
+	"  VALUES ($1, 'ready', $3, $4, 0, $5, $6, $7, $2, $8, $9)" \
 	CONFLICT \
+	"  RETURNING id)" \
+	" INSERT INTO jobq.group_jobs (queue, key, seq, id) SELECT $1, $8, $9, j.id FROM j" \
 	" RETURNING id"
 
 #define DEDUPE_CONFLICT_SQL " ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"

@@ -15,8 +15,8 @@
  * (or an enqueuing transaction) holds is skipped, not waited for.
  *
  * The second, with a snapshot taken after those locks were granted,
- * takes from each locked group, in group_seq order through
- * jobs_group_idx: in FIFO mode its head, if the head is due and no one
+ * takes from each locked group, in group_seq order through its line
+ * (jobq.group_jobs, JOBQ_GROUP_LINE_SQL): in FIFO mode its head, if the head is due and no one
  * else holds its row; in limit mode up to group_limit - running of its
  * due ready jobs.  It claims them as every claim does (JOBQ_CLAIM_SET_SQL:
  * attempt, token, lease) and, in the same statement, adds them to their
@@ -81,10 +81,8 @@
 	"   head_id = h.id, head_priority = h.priority, head_run_at = h.run_at," \
 	"   eligible = h.id IS NOT NULL AND g.blocked_by IS NULL AND g.running + t.n < $9" \
 	"  FROM t LEFT JOIN LATERAL (" \
-	"    SELECT x.id, x.priority, x.run_at FROM jobq.jobs x" \
-	"    WHERE x.queue = $1 AND x.group_key = t.key AND x.state = 'ready'" \
-	"      AND x.id <> ALL (t.ids)" \
-	"    ORDER BY x.group_seq LIMIT 1) h ON true" \
+	JOBQ_GROUP_LINE_SQL("x.id, x.priority, x.run_at", "$1", "t.key", " AND x.id <> ALL (t.ids)") \
+	"    LIMIT 1) h ON true" \
 	"  WHERE g.queue = $1 AND g.key = t.key)" \
 	" SELECT * FROM u"
 
@@ -94,9 +92,7 @@
  */
 #define TAKE_HEAD_SQL \
 	"SELECT l.id, l.group_key, l.group_seq FROM (" \
-	"  SELECT h.id FROM jobq.jobs h" \
-	"  WHERE h.queue = $1 AND h.group_key = k.key AND h.state = 'ready'" \
-	"  ORDER BY h.group_seq LIMIT 1) hd" \
+	JOBQ_GROUP_LINE_SQL("x.id", "$1", "k.key", "") " LIMIT 1) hd" \
 	" CROSS JOIN LATERAL (" \
 	"  SELECT l.id, l.group_key, l.group_seq FROM jobq.jobs l" \
 	"  WHERE l.id = hd.id AND l.state = 'ready' AND l.run_at <= $2" \
@@ -104,10 +100,8 @@
 
 /* limit: up to k.take due ready jobs of the group, in group_seq order */
 #define TAKE_DUE_SQL \
-	"SELECT l.id, l.group_key, l.group_seq FROM jobq.jobs l" \
-	" WHERE l.queue = $1 AND l.group_key = k.key AND l.state = 'ready' AND l.run_at <= $2" \
-	" ORDER BY l.group_seq LIMIT k.take" \
-	" FOR NO KEY UPDATE SKIP LOCKED"
+	JOBQ_GROUP_LINE_SQL("x.id, x.group_key, gl.seq AS group_seq", "$1", "k.key", " AND x.run_at <= $2") \
+	" LIMIT k.take FOR NO KEY UPDATE OF x SKIP LOCKED"
 
 enum
 {

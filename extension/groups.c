@@ -40,7 +40,7 @@
  * reserve: create the group's row or lock it, and draw $3 consecutive
  * group_seq values; returns the first and whether the group has a head.
  * refresh: for the locked groups $2 (distinct keys), add $3 to running,
- * read the head again through jobs_group_idx, and say whether the group
+ * read the head again through the group's line, and say whether the group
  * is eligible under group_limit $4; a claim sets last_claim_at ($5).
  */
 enum
@@ -52,6 +52,8 @@ enum
 	ST_UNBLOCK_GONE,
 	ST_ADOPT,
 	ST_TO_BACK,
+	ST_LINE_LEAVE,
+	ST_LINE_JOIN,
 	ST_HISTORY_GROUP,
 	ST_GROUPED_JOB,
 	ST_GROUPED_JOBS,
@@ -91,9 +93,8 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"  eligible = h.id IS NOT NULL AND g.blocked_by IS NULL AND g.running + c.delta < $4"
 		" FROM unnest($2, $3) AS c(key, delta)"
 		"  LEFT JOIN LATERAL ("
-		"    SELECT j.id, j.priority, j.run_at FROM jobq.jobs j"
-		"    WHERE j.queue = $1 AND j.group_key = c.key AND j.state = 'ready'"
-		"    ORDER BY j.group_seq LIMIT 1) h ON true"
+		JOBQ_GROUP_LINE_SQL("x.id, x.priority, x.run_at", "$1", "c.key", "")
+		"    LIMIT 1) h ON true"
 		" WHERE g.queue = $1 AND g.key = c.key"
 		" RETURNING g.eligible, g.head_run_at",
 		5, {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, INT4OID, TIMESTAMPTZOID}},
@@ -116,12 +117,25 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" VALUES ($1, $2, $3, 0, false, $4)"
 		" ON CONFLICT (queue, key) DO UPDATE SET seq_next = GREATEST(g.seq_next, $3)",
 		4, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID}},
-	/* $1 queue, $2 key, $3 a job of the group: behind every other */
+	/* $1 queue, $2 key, $3 a job of the group, $4 its group_seq: behind every other */
 	[ST_TO_BACK] = {"group_to_back",
 		"WITH s AS (UPDATE jobq.groups SET seq_next = seq_next + 1"
-		"  WHERE queue = $1 AND key = $2 RETURNING seq_next - 1 AS seq)"
+		"  WHERE queue = $1 AND key = $2 RETURNING seq_next - 1 AS seq),"
+		" l AS (UPDATE jobq.group_jobs gl SET seq = s.seq FROM s"
+		"  WHERE gl.queue = $1 AND gl.key = $2 AND gl.seq = $4)"
 		" UPDATE jobq.jobs j SET group_seq = s.seq FROM s WHERE j.id = $3",
+		4, {TEXTOID, TEXTOID, INT8OID, INT8OID}},
+	/* $1 queue, $2 key, $3 group_seq: out of the line, if the job left */
+	[ST_LINE_LEAVE] = {"group_line_leave",
+		"DELETE FROM jobq.group_jobs gl"
+		" WHERE gl.queue = $1 AND gl.key = $2 AND gl.seq = $3"
+		"   AND NOT EXISTS (SELECT 1 FROM jobq.jobs j WHERE j.id = gl.id)",
 		3, {TEXTOID, TEXTOID, INT8OID}},
+	/* $1 queue, $2 key, $3 group_seq, $4 id: a re-driven job, back in line */
+	[ST_LINE_JOIN] = {"group_line_join",
+		"INSERT INTO jobq.group_jobs (queue, key, seq, id) VALUES ($1, $2, $3, $4)"
+		" ON CONFLICT DO NOTHING",
+		4, {TEXTOID, TEXTOID, INT8OID, INT8OID}},
 	/* $1 id, $2 key, $3 seq: a grouped job that just went to history */
 	[ST_HISTORY_GROUP] = {"group_history",
 		"UPDATE jobq.history SET group_key = $2, group_seq = $3 WHERE id = $1",
@@ -141,7 +155,8 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"SELECT EXISTS (SELECT 1 FROM jobq.jobs WHERE queue = $1)",
 		1, {TEXTOID}},
 	[ST_FORGET] = {"groups_forget",
-		"WITH r AS (DELETE FROM jobq.queue_rates WHERE queue = $1)"
+		"WITH r AS (DELETE FROM jobq.queue_rates WHERE queue = $1),"
+		" l AS (DELETE FROM jobq.group_jobs WHERE queue = $1)"
 		" DELETE FROM jobq.groups WHERE queue = $1",
 		1, {TEXTOID}},
 };
@@ -422,12 +437,39 @@ jobq_grouped_jobs(Datum ids, JobqGroupedJob **jobs)
 static void
 to_back(const JobqGroupedJob *job)
 {
-	Datum		args[3] = {PointerGetDatum(job->queue), PointerGetDatum(job->key),
-	Int64GetDatum(job->id)};
+	Datum		args[4] = {PointerGetDatum(job->queue), PointerGetDatum(job->key),
+	Int64GetDatum(job->id), Int64GetDatum(job->seq)};
 	int			rc;
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_TO_BACK), args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE, "move a job to the back of its group");
+}
+
+/*
+ * line_leave, line_join
+ *	  Take a job of a locked group out of its line once it left jobq.jobs
+ *	  (finished, dead, cancelled, deleted), or put a re-driven one back.
+ */
+static void
+line_leave(const JobqGroupedJob *job)
+{
+	Datum		args[3] = {PointerGetDatum(job->queue), PointerGetDatum(job->key),
+	Int64GetDatum(job->seq)};
+	int			rc;
+
+	rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_LINE_LEAVE), args, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_DELETE, "take a job out of its group's line");
+}
+
+static void
+line_join(const JobqGroupedJob *job)
+{
+	Datum		args[4] = {PointerGetDatum(job->queue), PointerGetDatum(job->key),
+	Int64GetDatum(job->seq), Int64GetDatum(job->id)};
+	int			rc;
+
+	rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_LINE_JOIN), args, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_INSERT, "put a job back in its group's line");
 }
 
 /*
@@ -512,6 +554,8 @@ apply_change(const JobqGroupedJob *job, JobqGroupChange change,
 	switch (change)
 	{
 		case JOBQ_GROUP_FINISHED:
+			line_leave(job);
+			return -1;
 		case JOBQ_GROUP_REQUEUED:
 			return -1;
 		case JOBQ_GROUP_RETRYING:
@@ -519,11 +563,14 @@ apply_change(const JobqGroupedJob *job, JobqGroupChange change,
 				to_back(job);
 			return -1;
 		case JOBQ_GROUP_DIED:
+			line_leave(job);
 			keep_group_in_history(job);
 			if (fifo && block == JOBQ_FIFO_BLOCK_retry_and_dead)
 				block_group(job, now);
 			return -1;
 		case JOBQ_GROUP_READY_GONE:
+			line_leave(job);	/* if it left: a bulk run-now keeps it */
+			break;
 		case JOBQ_GROUP_DEAD_GONE:
 			break;
 	}
@@ -687,6 +734,8 @@ jobq_groups_redriven(JobqGroupedJob *jobs, int n)
 		args[3] = TimestampTzGetDatum(now);
 		rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_ADOPT), args, NULL, false, 0);
 		jobq_spi_check(rc, SPI_OK_INSERT, "take re-driven jobs back into their group");
+		for (int j = i; j < end; j++)
+			line_join(events[j].job);
 		i = end;
 	}
 	jobq_groups_unblock_gone(PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL,

@@ -26,6 +26,17 @@
 
 #include "jobq.h"
 
+/*
+ * JOBQ_GROUP_LINE_SQL: COLS of the ready jobs (alias x) of group KEY of
+ * queue QUEUE, with the condition EXTRA, in group_seq order, through the
+ * group's line (jobq.group_jobs, alias gl): a range of its primary key and
+ * a probe of jobq.jobs per job.
+ */
+#define JOBQ_GROUP_LINE_SQL(COLS, QUEUE, KEY, EXTRA) \
+	"SELECT " COLS " FROM jobq.group_jobs gl JOIN jobq.jobs x ON x.id = gl.id" \
+	" WHERE gl.queue = " QUEUE " AND gl.key = " KEY " AND x.state = 'ready'" EXTRA \
+	" ORDER BY gl.seq"
+
 /* A grouped job, as the release paths read it before they change it */
 typedef struct JobqGroupedJob
 {

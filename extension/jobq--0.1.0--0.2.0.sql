@@ -1445,8 +1445,8 @@ ALTER TABLE jobq.jobs SET (autovacuum_vacuum_scale_factor = 0, vacuum_index_clea
  * queue walk groups_eligible_idx (or groups_round_robin_idx), so groups
  * that run at their limit or are blocked are never walked over; every
  * change of a grouped job updates its group row in the same transaction.
- * Ungrouped jobs never touch jobq.groups, and jobs_group_idx is partial:
- * they do not enter it.
+ * Ungrouped jobs never touch jobq.groups nor jobq.group_jobs, and
+ * jobq.jobs gets no index for groups.
  *
  * history keeps group_key and group_seq so that a dead job that is
  * retried goes back into its group, in its place.
@@ -1455,9 +1455,20 @@ ALTER TABLE jobq.jobs SET (autovacuum_vacuum_scale_factor = 0, vacuum_index_clea
 ALTER TABLE jobq.jobs ADD COLUMN group_key text, ADD COLUMN group_seq bigint;
 ALTER TABLE jobq.history ADD COLUMN group_key text, ADD COLUMN group_seq bigint;
 
--- the jobs of one group in group_seq order: its head, its running jobs
-CREATE INDEX jobs_group_idx ON jobq.jobs (queue, group_key, group_seq)
-    WHERE group_key IS NOT NULL;
+/*
+ * group_jobs: the line of each group, its live jobs in group_seq order;
+ * claims and the head read it.  A table of its own rather than an index
+ * on jobq.jobs, because every claim updates a job row and with it every
+ * index of jobq.jobs, partial or not: an index only grouped jobs enter
+ * would still cost every ungrouped claim its opening and its predicate.
+ */
+CREATE TABLE jobq.group_jobs (
+    queue text NOT NULL,
+    key   text NOT NULL,
+    seq   bigint NOT NULL,
+    id    bigint NOT NULL,
+    PRIMARY KEY (queue, key, seq)
+);
 
 CREATE TABLE jobq.groups (
     queue         text NOT NULL,
@@ -1493,8 +1504,10 @@ CREATE INDEX groups_blocked_idx ON jobq.groups (blocked_by)
     WHERE blocked_by IS NOT NULL;
 
 ALTER TABLE jobq.groups OWNER TO jobq_owner;
-REVOKE ALL ON TABLE jobq.groups FROM PUBLIC;
+ALTER TABLE jobq.group_jobs OWNER TO jobq_owner;
+REVOKE ALL ON TABLE jobq.groups, jobq.group_jobs FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('jobq.groups'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('jobq.group_jobs'::pg_catalog.regclass, '');
 
 /*
  * queue_rates: the rate of a queue with a rate setting, by GCRA: tat, the

@@ -190,6 +190,14 @@ SELECT count(*) AS took FROM jobq_claim('g_grate', max_jobs => 10);
 SELECT key, running, tat > now() + interval '1 hour' AS two_tokens_spent
 FROM jobq.groups WHERE queue = 'g_grate' ORDER BY key;
 
+-- every live grouped job is in its group's line, in its place, and nothing else is
+SELECT (SELECT count(*) FROM jobq.jobs j WHERE j.group_key IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM jobq.group_jobs gl
+            WHERE gl.id = j.id AND gl.queue = j.queue AND gl.key = j.group_key AND gl.seq = j.group_seq)) AS missing,
+       (SELECT count(*) FROM jobq.group_jobs gl
+        WHERE NOT EXISTS (SELECT 1 FROM jobq.jobs j WHERE j.id = gl.id)) AS stale,
+       (SELECT count(*) FROM jobq.group_jobs) > 0 AS some;
+
 -- the group mode changes only while the queue has no live jobs
 SELECT jobq_alter_queue('g_rr', group_mode => 'limit');
 SELECT jobq_alter_queue('g_rr', group_limit => 3);
@@ -201,6 +209,7 @@ SELECT jobq_enqueue('g_rr', '{}') IS NOT NULL AS ungrouped_now;
 
 SELECT jobq_drop_queue(q, force => true) FROM unnest(ARRAY['g_fifo', 'g_limit', 'g_plain', 'g_rr', 'g_max', 'g_rate', 'g_grate']) q;
 SELECT (SELECT count(*) FROM jobq.groups) AS groups_left,
+       (SELECT count(*) FROM jobq.group_jobs) AS lines_left,
        (SELECT count(*) FROM jobq.queue_rates) AS rates_left;
 DROP FUNCTION regress_group(text, text);
 DROP FUNCTION regress_claim(text, integer);
