@@ -48,7 +48,8 @@ OBJS = \
 	extension/tick.o \
 	extension/groups.o \
 	extension/group_claim.o \
-	extension/claim_limits.o
+	extension/claim_limits.o \
+	extension/groups_admin.o
 
 # The version of this release, read from jobq.control: the one place where
 # it is written.  The library learns it from a -D (version.c), the install

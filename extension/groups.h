@@ -61,6 +61,7 @@ typedef enum JobqGroupChange
 /* The statement tables (spi.c) */
 extern const JobqStatements jobq_groups_statements;
 extern const JobqStatements jobq_group_claim_statements;
+extern const JobqStatements jobq_groups_admin_statements;
 
 /* groups.c */
 extern bool jobq_queue_grouped(const JobqQueueSettings *settings);

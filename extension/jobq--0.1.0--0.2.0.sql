@@ -1573,6 +1573,56 @@ COMMENT ON FUNCTION @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval,
 COMMENT ON FUNCTION @extschema@.jobq_enqueue_batch(text, jsonb[], timestamptz, interval, integer, integer, text[], text[]) IS
     'Enqueues many jobs in one call and returns each id with whether it was created.';
 
+-- the groups of a queue for operators (groups_admin.c)
+CREATE FUNCTION @extschema@.jobq_groups(
+    queue        text,
+    only_blocked boolean DEFAULT false,
+    max_rows     integer DEFAULT 100,
+    after_key    text    DEFAULT NULL)
+RETURNS TABLE (
+    key           text,
+    running       integer,
+    live          bigint,
+    live_capped   boolean,
+    head_id       bigint,
+    head_run_at   timestamptz,
+    blocked_by    bigint,
+    blocked_at    timestamptz,
+    eligible      boolean,
+    tat           timestamptz,
+    last_claim_at timestamptz)
+AS 'MODULE_PATHNAME', 'jobq_groups'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER ROWS 100
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_blocked_groups(queue text)
+RETURNS TABLE (key text, blocked_by bigint, since timestamptz, error text)
+AS 'MODULE_PATHNAME', 'jobq_blocked_groups'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER ROWS 10
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_skip_head(queue text, key text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'jobq_skip_head'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_groups(text, boolean, integer, text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_blocked_groups(text) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_skip_head(text, text) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_groups(text, boolean, integer, text),
+    @extschema@.jobq_blocked_groups(text), @extschema@.jobq_skip_head(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_groups(text, boolean, integer, text),
+    @extschema@.jobq_blocked_groups(text)
+TO jobq_monitor;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_skip_head(text, text) TO jobq_admin;
+COMMENT ON FUNCTION @extschema@.jobq_groups(text, boolean, integer, text) IS
+    'A page of the groups of a queue in key order: running and live jobs, head, block, rate.';
+COMMENT ON FUNCTION @extschema@.jobq_blocked_groups(text) IS
+    'The groups of a queue that a dead head blocks, oldest first, with its last error.';
+COMMENT ON FUNCTION @extschema@.jobq_skip_head(text, text) IS
+    'Cancels what holds a group (its dead head, or its ready head while none of its jobs runs).';
+
 
 /* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,

@@ -70,6 +70,7 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_groups_statements,
 	&jobq_group_claim_statements,
 	&jobq_claim_limits_statements,
+	&jobq_groups_admin_statements,
 };
 
 /*

@@ -198,6 +198,28 @@ SELECT (SELECT count(*) FROM jobq.jobs j WHERE j.group_key IS NOT NULL AND NOT E
         WHERE NOT EXISTS (SELECT 1 FROM jobq.jobs j WHERE j.id = gl.id)) AS stale,
        (SELECT count(*) FROM jobq.group_jobs) > 0 AS some;
 
+-- for operators: a page of groups, the blocked ones, skipping a head
+SELECT jobq_create_queue('g_ops', group_mode => 'fifo');
+SELECT count(*) FROM jobq_enqueue_batch('g_ops',
+    ARRAY['{"n": "o1"}', '{"n": "o2"}', '{"n": "p1"}']::jsonb[], group_keys => ARRAY['o', 'o', 'p']);
+SELECT jobq_fail(id, token, 'fatal', permanent => true) FROM jobq_claim('g_ops');
+SELECT key, running, live, live_capped, blocked_by IS NOT NULL AS blocked, eligible,
+       (SELECT payload->>'n' FROM jobq.jobs WHERE id = head_id) AS head
+FROM jobq_groups('g_ops');
+SELECT key, error, since <= now() AS since_ok FROM jobq_blocked_groups('g_ops');
+SELECT key FROM jobq_groups('g_ops', max_rows => 1);
+SELECT key FROM jobq_groups('g_ops', max_rows => 1, after_key => 'o');
+SELECT key FROM jobq_groups('g_ops', only_blocked => true);
+SELECT jobq_skip_head('g_ops', 'o') IS NOT NULL AS skipped_dead;
+SELECT count(*) AS blocked FROM jobq_blocked_groups('g_ops');
+SELECT jobq_skip_head('g_ops', 'o') IS NOT NULL AS skipped_ready;
+SELECT jobq_skip_head('g_ops', 'o') AS nothing_left;
+SELECT key, live, head_id IS NOT NULL AS has_head FROM jobq_groups('g_ops');
+SELECT * FROM jobq_groups('g_plain');
+SELECT * FROM jobq_groups('g_ops', max_rows => 0);
+SELECT jobq_skip_head('g_ops', '');
+SELECT * FROM jobq_blocked_groups('nope');
+
 -- the group mode changes only while the queue has no live jobs
 SELECT jobq_alter_queue('g_rr', group_mode => 'limit');
 SELECT jobq_alter_queue('g_rr', group_limit => 3);
@@ -207,7 +229,7 @@ SELECT jobq_alter_queue('g_rr', group_mode => 'none');
 SELECT count(*) AS rr_groups FROM jobq.groups WHERE queue = 'g_rr';
 SELECT jobq_enqueue('g_rr', '{}') IS NOT NULL AS ungrouped_now;
 
-SELECT jobq_drop_queue(q, force => true) FROM unnest(ARRAY['g_fifo', 'g_limit', 'g_plain', 'g_rr', 'g_max', 'g_rate', 'g_grate']) q;
+SELECT jobq_drop_queue(q, force => true) FROM unnest(ARRAY['g_fifo', 'g_limit', 'g_plain', 'g_rr', 'g_max', 'g_rate', 'g_grate', 'g_ops']) q;
 SELECT (SELECT count(*) FROM jobq.groups) AS groups_left,
        (SELECT count(*) FROM jobq.group_jobs) AS lines_left,
        (SELECT count(*) FROM jobq.queue_rates) AS rates_left;
