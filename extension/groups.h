@@ -101,6 +101,14 @@ extern uint64 jobq_claim_limited(Datum *values, char *nulls, text *queue,
 extern uint64 jobq_group_claim(Datum *values, const char *nulls, text *queue,
 							   const JobqQueueSettings *settings);
 
+/* groups_reconcile.c: the reconcile, the sweeper's duty */
+extern const JobqStatements jobq_groups_reconcile_statements;
+extern int64 jobq_groups_reconcile_run(text *queue, int max_groups, Tuplestorestate *store,
+									   TupleDesc desc, bool log);
+extern bool jobq_groups_sweeper_due(TimestampTz now);
+extern void jobq_groups_sweeper_reconcile(void);
+extern void jobq_groups_define_gucs(void);
+
 /* queue_cache.c */
 extern bool jobq_any_grouped_queue(void);
 extern bool jobq_any_limited_queue(void);

@@ -1620,6 +1620,17 @@ COMMENT ON FUNCTION @extschema@.jobq_groups(text, boolean, integer, text) IS
     'A page of the groups of a queue in key order: running and live jobs, head, block, rate.';
 COMMENT ON FUNCTION @extschema@.jobq_blocked_groups(text) IS
     'The groups of a queue that a dead head blocks, oldest first, with its last error.';
+CREATE FUNCTION @extschema@.jobq_groups_reconcile(queue text DEFAULT NULL, max_groups integer DEFAULT 1000)
+RETURNS TABLE (queue text, key text, field text, stored text, actual text)
+AS 'MODULE_PATHNAME', 'jobq_groups_reconcile'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_groups_reconcile(text, integer) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_groups_reconcile(text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_groups_reconcile(text, integer) TO jobq_admin;
+COMMENT ON FUNCTION @extschema@.jobq_groups_reconcile(text, integer) IS
+    'Checks the stored state of groups against their jobs, fixes it, and returns each fix.';
 COMMENT ON FUNCTION @extschema@.jobq_skip_head(text, text) IS
     'Cancels what holds a group (its dead head, or its ready head while none of its jobs runs).';
 

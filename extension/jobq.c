@@ -19,6 +19,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "groups.h"
 #include "list_filter.h"
 #include "counters.h"
 
@@ -134,6 +135,7 @@ _PG_init(void)
 
 	jobq_metrics_define_gucs();
 	jobq_schedules_define_gucs();
+	jobq_groups_define_gucs();
 
 	if (process_shared_preload_libraries_in_progress)
 	{

@@ -71,6 +71,7 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_group_claim_statements,
 	&jobq_claim_limits_statements,
 	&jobq_groups_admin_statements,
+	&jobq_groups_reconcile_statements,
 };
 
 /*

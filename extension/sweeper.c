@@ -39,6 +39,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "groups.h"
 
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -289,6 +290,31 @@ counts_step(MemoryContext context)
 }
 
 /*
+ * groups_step
+ *	  Reconcile the groups when due (groups_reconcile.c), in a transaction
+ *	  of their own.
+ */
+static void
+groups_step(MemoryContext context)
+{
+	if (!jobq_groups_sweeper_due(GetCurrentTimestamp()))
+		return;
+	MemoryContextReset(context);
+	MemoryContextSwitchTo(context);
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	jobq_spi_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "jobq groups reconcile");
+	if (extension_installed())
+		jobq_groups_sweeper_reconcile();
+	jobq_spi_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
  * jobq_sweeper_main
  *	  Entry point of the background worker; main_arg is the index of its
  *	  database in jobq.sweeper_databases.
@@ -347,6 +373,8 @@ jobq_sweeper_main(Datum main_arg)
 				run_guarded(sweep_step, pass_context);
 			if (!RecoveryInProgress())
 				run_guarded(counts_step, pass_context);
+			if (!RecoveryInProgress())
+				run_guarded(groups_step, pass_context);
 			now = GetCurrentTimestamp();
 			next_sweep = TimestampTzPlusMilliseconds(now, jobq_sweep_interval_ms);
 			/* schedules made or changed meanwhile: read them after every pass */

@@ -220,6 +220,21 @@ SELECT * FROM jobq_groups('g_ops', max_rows => 0);
 SELECT jobq_skip_head('g_ops', '');
 SELECT * FROM jobq_blocked_groups('nope');
 
+-- drift (rows written by hand) is found and fixed, each fix a row
+SELECT jobq_create_queue('g_drift', group_mode => 'fifo');
+SELECT count(*) FROM jobq_enqueue_batch('g_drift', ARRAY['{"n": "r1"}', '{"n": "r2"}']::jsonb[],
+                                        group_keys => ARRAY['r', 'r']);
+UPDATE jobq.groups SET running = 3, eligible = false WHERE queue = 'g_drift';
+DELETE FROM jobq.group_jobs WHERE queue = 'g_drift' AND seq = 2;
+SELECT queue, key, field,
+       CASE WHEN field = 'line' THEN CASE WHEN stored IS NULL THEN 'added' ELSE 'removed' END
+            ELSE stored END AS stored,
+       CASE WHEN field = 'line' THEN NULL ELSE actual END AS actual
+FROM jobq_groups_reconcile('g_drift');
+SELECT count(*) AS still_drifted FROM jobq_groups_reconcile('g_drift');
+SELECT * FROM regress_claim('g_drift');
+SELECT * FROM jobq_groups_reconcile('g_drift', max_groups => 0);
+
 -- the group mode changes only while the queue has no live jobs
 SELECT jobq_alter_queue('g_rr', group_mode => 'limit');
 SELECT jobq_alter_queue('g_rr', group_limit => 3);
@@ -229,7 +244,7 @@ SELECT jobq_alter_queue('g_rr', group_mode => 'none');
 SELECT count(*) AS rr_groups FROM jobq.groups WHERE queue = 'g_rr';
 SELECT jobq_enqueue('g_rr', '{}') IS NOT NULL AS ungrouped_now;
 
-SELECT jobq_drop_queue(q, force => true) FROM unnest(ARRAY['g_fifo', 'g_limit', 'g_plain', 'g_rr', 'g_max', 'g_rate', 'g_grate', 'g_ops']) q;
+SELECT jobq_drop_queue(q, force => true) FROM unnest(ARRAY['g_fifo', 'g_limit', 'g_plain', 'g_rr', 'g_max', 'g_rate', 'g_grate', 'g_ops', 'g_drift']) q;
 SELECT (SELECT count(*) FROM jobq.groups) AS groups_left,
        (SELECT count(*) FROM jobq.group_jobs) AS lines_left,
        (SELECT count(*) FROM jobq.queue_rates) AS rates_left;

@@ -179,6 +179,15 @@ INSERT INTO regress_priv_calls VALUES
 -- a job's payload or result whole (issue 14): what jobq_reader reads
 INSERT INTO regress_priv_calls VALUES
  (150, 'job_value', 'jobq_job_value(bigint,text)', $$SELECT jobq_job_value(0)$$);
+-- groups (issue 19): monitor reads a grouped queue's groups; admin
+-- skips a head and reconciles
+SELECT jobq_create_queue('prv-groups', group_mode => 'fifo');
+INSERT INTO regress_priv_calls VALUES
+ (210, 'groups', 'jobq_groups(text,boolean,integer,text)', $$SELECT jobq_groups('prv-groups')$$),
+ (211, 'blocked_groups', 'jobq_blocked_groups(text)', $$SELECT jobq_blocked_groups('prv-groups')$$),
+ (212, 'skip_head', 'jobq_skip_head(text,text)', $$SELECT jobq_skip_head('prv-groups', 'k')$$),
+ (213, 'groups_reconcile', 'jobq_groups_reconcile(text,integer)',
+      $$SELECT jobq_groups_reconcile('prv-groups')$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
@@ -419,5 +428,6 @@ DROP ROLE regress_pq_worker, regress_pq_producer, regress_pq_monitor, regress_pq
 DROP FUNCTION regress_priv_try();
 DROP TABLE regress_priv_calls, regress_priv_results;
 SELECT jobq_drop_queue('prv', force => true);
+SELECT jobq_drop_queue('prv-groups', force => true);
 DROP ROLE regress_jobq_nobody, regress_jobq_producer, regress_jobq_worker,
           regress_jobq_monitor, regress_jobq_admin, regress_jobq_reader;
