@@ -702,6 +702,36 @@ error_text_arg(FunctionCallInfo fcinfo, int argno, bool *truncated)
 }
 
 /*
+ * fail_rate_limited
+ *	  jobq_fail with rate_limit_for (argument 5, fail_rate_limited.c): the
+ *	  job is ready again after it, its attempt given back.  Neither
+ *	  permanent nor retry_in goes with it (22023).
+ */
+static Datum
+fail_rate_limited(FunctionCallInfo fcinfo, text *err, bool truncated, TimestampTz now)
+{
+	Interval   *hold = jobq_check_interval(PG_GETARG_INTERVAL_P(5), "rate_limit_for",
+										   USECS_PER_SEC, JOBQ_DELAY_MAX_USECS);
+	bool		done;
+
+	if (PG_GETARG_BOOL(4) || !PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rate_limit_for cannot go with permanent or retry_in"),
+				 errhint("A rate-limited job runs again after rate_limit_for, its attempt not counted.")));
+	jobq_spi_connect();
+	jobq_check_job(PG_GETARG_DATUM(0), JOBQ_PRIV_CLAIM);
+	done = jobq_fail_rate_limited(PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), now,
+								  jobq_add_interval(now, hold), err, truncated);
+	if (!done)
+		count_stale(PG_GETARG_DATUM(0));
+	jobq_spi_finish();
+	if (!done)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text("ready"));
+}
+
+/*
  * jobq_fail(id, token, error, retry_in, permanent) -> text
  *	  Record a failed attempt.  With attempts left and not permanent, the
  *	  job goes back to ready at now + retry_in, or after exponential backoff
@@ -726,6 +756,9 @@ jobq_fail(PG_FUNCTION_ARGS)
 	require_id_token(fcinfo);
 	jobq_require(fcinfo, 4, "permanent");
 	err = error_text_arg(fcinfo, 2, &truncated);
+	/* NB: PG_NARGS guards against 0.1.0's definition, without rate_limit_for */
+	if (PG_NARGS() > 5 && !PG_ARGISNULL(5))
+		return fail_rate_limited(fcinfo, err, truncated, now);
 	values[2] = (Datum) 0;
 	nulls[2] = 'n';
 	if (!PG_ARGISNULL(3))

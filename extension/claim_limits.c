@@ -120,12 +120,13 @@ jobq_gcra_allowance(TimestampTz tat, TimestampTz now, int64 t, int64 burst,
 }
 
 /*
- * lock_claims
+ * jobq_lock_limited_claims
  *	  Take the lock that serializes the claims of queue, to the end of the
- *	  (sub)transaction.
+ *	  (sub)transaction (also jobq_fail with rate_limit_for, which moves the
+ *	  queue's tat).
  */
-static void
-lock_claims(text *queue)
+void
+jobq_lock_limited_claims(text *queue)
 {
 	LOCKTAG		tag;
 	uint32		h = hash_bytes((const unsigned char *) VARDATA_ANY(queue),
@@ -226,7 +227,7 @@ jobq_claim_limited(Datum *values, char *nulls, text *queue, JobqQueueSettings *s
 	MemoryContextSwitchTo(oldcxt);
 	PG_TRY();
 	{
-		lock_claims(queue);
+		jobq_lock_limited_claims(queue);
 		allowed = budget(queue, settings, DatumGetInt64(want), now, &tat, retry_at);
 		if (allowed > 0)
 		{

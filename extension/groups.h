@@ -93,9 +93,15 @@ extern bool jobq_queue_limited(const JobqQueueSettings *settings);
 extern int64 jobq_gcra_interval(int64 rate, int64 per_s);
 extern int64 jobq_gcra_allowance(TimestampTz tat, TimestampTz now, int64 t, int64 burst,
 								 TimestampTz *retry_at);
+extern void jobq_lock_limited_claims(text *queue);
 extern uint64 jobq_claim_limited(Datum *values, char *nulls, text *queue,
 								 JobqQueueSettings *settings, JobqClaimFn claim,
 								 TimestampTz *retry_at);
+
+/* fail_rate_limited.c */
+extern const JobqStatements jobq_fail_rate_limited_statements;
+extern bool jobq_fail_rate_limited(Datum id, Datum token, TimestampTz now, TimestampTz until,
+								   text *err, bool truncated);
 
 /* group_claim.c */
 extern uint64 jobq_group_claim(Datum *values, const char *nulls, text *queue,

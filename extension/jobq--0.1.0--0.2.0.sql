@@ -1573,6 +1573,27 @@ COMMENT ON FUNCTION @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval,
 COMMENT ON FUNCTION @extschema@.jobq_enqueue_batch(text, jsonb[], timestamptz, interval, integer, integer, text[], text[]) IS
     'Enqueues many jobs in one call and returns each id with whether it was created.';
 
+-- back-pressure: jobq_fail with rate_limit_for (fail_rate_limited.c)
+DROP FUNCTION @extschema@.jobq_fail(bigint, uuid, text, interval, boolean);
+
+CREATE FUNCTION @extschema@.jobq_fail(
+    id             bigint,
+    token          uuid,
+    error          text     DEFAULT NULL,
+    retry_in       interval DEFAULT NULL,
+    permanent      boolean  DEFAULT false,
+    rate_limit_for interval DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'jobq_fail'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_fail(bigint, uuid, text, interval, boolean, interval) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_fail(bigint, uuid, text, interval, boolean, interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_fail(bigint, uuid, text, interval, boolean, interval) TO jobq_worker;
+COMMENT ON FUNCTION @extschema@.jobq_fail(bigint, uuid, text, interval, boolean, interval) IS
+    'Records a failed attempt: retried after backoff or dead; with rate_limit_for, ready again after it without counting the attempt, holding the rate.';
+
 -- the groups of a queue for operators (groups_admin.c)
 CREATE FUNCTION @extschema@.jobq_groups(
     queue        text,

@@ -198,6 +198,31 @@ SELECT (SELECT count(*) FROM jobq.jobs j WHERE j.group_key IS NOT NULL AND NOT E
         WHERE NOT EXISTS (SELECT 1 FROM jobq.jobs j WHERE j.id = gl.id)) AS stale,
        (SELECT count(*) FROM jobq.group_jobs) > 0 AS some;
 
+-- back-pressure: a fail with rate_limit_for gives the attempt back, puts
+-- the job back after it, and holds the queue's or the group's rate
+SELECT jobq_create_queue('g_429', rate => 10, rate_per => '1 second', rate_burst => 5);
+SELECT count(*) FROM jobq_enqueue_batch('g_429', array_fill('{}'::jsonb, ARRAY[5]));
+CREATE TABLE regress_429 AS SELECT id, token FROM jobq_claim('g_429');
+SELECT jobq_fail(id, token, '429 Too Many Requests', rate_limit_for => '1 hour') FROM regress_429;
+SELECT attempt, state, run_at > now() + interval '59 minutes' AS later,
+       errors->-1->>'outcome' AS outcome, errors->-1->>'error' AS error
+FROM jobq.jobs WHERE id = (SELECT id FROM regress_429);
+SELECT tat > now() + interval '1 hour' AS rate_held FROM jobq.queue_rates WHERE queue = 'g_429';
+SELECT count(*) AS took FROM jobq_claim('g_429', max_jobs => 10);
+SELECT jobq_fail(id, token, 'again', rate_limit_for => '1 hour') AS stale FROM regress_429;
+SELECT jobq_fail(id, token, 'x', rate_limit_for => '1 hour', permanent => true) FROM regress_429;
+SELECT jobq_fail(id, token, 'x', rate_limit_for => '1 hour', retry_in => '1 second') FROM regress_429;
+SELECT jobq_fail(id, token, 'x', rate_limit_for => '0') FROM regress_429;
+DROP TABLE regress_429;
+SELECT jobq_create_queue('g_429g', group_mode => 'fifo', group_rate => 5, group_rate_per => '1 second',
+                         group_rate_burst => 2);
+SELECT count(*) FROM jobq_enqueue_batch('g_429g', array_fill('{}'::jsonb, ARRAY[4]),
+                                        group_keys => ARRAY['a', 'a', 'b', 'b']);
+SELECT jobq_fail(id, token, '429', rate_limit_for => '10 minutes') FROM jobq_claim('g_429g');
+SELECT key, running, tat > now() + interval '9 minutes' AS rate_held, eligible
+FROM jobq.groups WHERE queue = 'g_429g' ORDER BY key;
+SELECT j.group_key FROM jobq_claim('g_429g', max_jobs => 10) c JOIN jobq.jobs j USING (id);
+
 -- for operators: a page of groups, the blocked ones, skipping a head
 SELECT jobq_create_queue('g_ops', group_mode => 'fifo');
 SELECT count(*) FROM jobq_enqueue_batch('g_ops',
@@ -244,7 +269,7 @@ SELECT jobq_alter_queue('g_rr', group_mode => 'none');
 SELECT count(*) AS rr_groups FROM jobq.groups WHERE queue = 'g_rr';
 SELECT jobq_enqueue('g_rr', '{}') IS NOT NULL AS ungrouped_now;
 
-SELECT jobq_drop_queue(q, force => true) FROM unnest(ARRAY['g_fifo', 'g_limit', 'g_plain', 'g_rr', 'g_max', 'g_rate', 'g_grate', 'g_ops', 'g_drift']) q;
+SELECT jobq_drop_queue(q, force => true) FROM unnest(ARRAY['g_fifo', 'g_limit', 'g_plain', 'g_rr', 'g_max', 'g_rate', 'g_grate', 'g_ops', 'g_drift', 'g_429', 'g_429g']) q;
 SELECT (SELECT count(*) FROM jobq.groups) AS groups_left,
        (SELECT count(*) FROM jobq.group_jobs) AS lines_left,
        (SELECT count(*) FROM jobq.queue_rates) AS rates_left;

@@ -44,7 +44,7 @@ INSERT INTO regress_priv_calls VALUES
      $$SELECT jobq_complete(0, gen_random_uuid())$$),
  (6, 'complete_batch', 'jobq_complete_batch(bigint[],uuid[],jsonb[])',
      $$SELECT jobq_complete_batch(ARRAY[0]::bigint[], ARRAY[gen_random_uuid()])$$),
- (7, 'fail', 'jobq_fail(bigint,uuid,text,interval,boolean)',
+ (7, 'fail', 'jobq_fail(bigint,uuid,text,interval,boolean,interval)',
      $$SELECT jobq_fail(0, gen_random_uuid(), 'x')$$),
  (8, 'extend', 'jobq_extend(bigint,uuid,interval)',
      $$SELECT jobq_extend(0, gen_random_uuid())$$),
