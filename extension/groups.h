@@ -107,12 +107,14 @@ extern bool jobq_fail_rate_limited(Datum id, Datum token, TimestampTz now, Times
 extern uint64 jobq_group_claim(Datum *values, const char *nulls, text *queue,
 							   const JobqQueueSettings *settings);
 
+/* groups_admin.c */
+extern void jobq_require_grouped_queue(text *queue, JobqQueuePriv priv);
+
 /* groups_reconcile.c: the reconcile, the sweeper's duty */
 extern const JobqStatements jobq_groups_reconcile_statements;
 extern int64 jobq_groups_reconcile_run(text *queue, int max_groups, Tuplestorestate *store,
 									   TupleDesc desc, bool log);
-extern bool jobq_groups_sweeper_due(TimestampTz now);
-extern void jobq_groups_sweeper_reconcile(void);
+extern void jobq_groups_reconcile_due(void);
 extern void jobq_groups_define_gucs(void);
 
 /* queue_cache.c */

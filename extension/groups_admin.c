@@ -75,12 +75,12 @@ static SPIPlanPtr plans[NUM_STATEMENTS];
 const JobqStatements jobq_groups_admin_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
- * require_grouped_queue
+ * jobq_require_grouped_queue
  *	  42704 for an unknown queue, 42501 unless the caller may use it for
  *	  priv, 22023 for a queue that does not group its jobs.  Inside SPI.
  */
-static void
-require_grouped_queue(text *queue, JobqQueuePriv priv)
+void
+jobq_require_grouped_queue(text *queue, JobqQueuePriv priv)
 {
 	JobqQueueSettings settings;
 
@@ -122,7 +122,7 @@ jobq_groups(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
-	require_grouped_queue(queue, JOBQ_PRIV_INSPECT);
+	jobq_require_grouped_queue(queue, JOBQ_PRIV_INSPECT);
 	rc = SPI_execute_plan(jobq_plan(&jobq_groups_admin_statements, ST_GROUPS_PAGE), args, nulls,
 						  true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "list groups");
@@ -147,7 +147,7 @@ jobq_blocked_groups(PG_FUNCTION_ARGS)
 
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
-	require_grouped_queue(queue, JOBQ_PRIV_INSPECT);
+	jobq_require_grouped_queue(queue, JOBQ_PRIV_INSPECT);
 	rc = SPI_execute_plan(jobq_plan(&jobq_groups_admin_statements, ST_BLOCKED_GROUPS), &arg,
 						  NULL, true, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "list blocked groups");
@@ -181,7 +181,7 @@ jobq_skip_head(PG_FUNCTION_ARGS)
 	args[1] = PointerGetDatum(key);
 
 	jobq_spi_connect();
-	require_grouped_queue(queue, JOBQ_PRIV_ADMIN);
+	jobq_require_grouped_queue(queue, JOBQ_PRIV_ADMIN);
 	rc = SPI_execute_plan(jobq_plan(&jobq_groups_admin_statements, ST_GROUP_HOLDER), args, NULL,
 						  false, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "find the group's head");

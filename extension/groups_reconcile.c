@@ -35,6 +35,7 @@
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(jobq_groups_reconcile);
 
@@ -256,44 +257,29 @@ jobq_groups_reconcile(PG_FUNCTION_ARGS)
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
 	if (queue != NULL)
-	{
-		JobqQueueSettings settings;
-
-		if (!jobq_queue_settings(queue, &settings))
-			jobq_queue_not_found(queue);
-		jobq_check_queue(queue, JOBQ_PRIV_ADMIN);
-	}
+		jobq_require_grouped_queue(queue, JOBQ_PRIV_ADMIN);
 	(void) jobq_groups_reconcile_run(queue, PG_GETARG_INT32(1), store, desc, false);
 	jobq_spi_finish();
 	return (Datum) 0;
 }
 
 /*
- * jobq_groups_sweeper_due
- *	  Whether the sweeper's groups duty is due at now, and if so the next
- *	  time it will be.
- */
-bool
-jobq_groups_sweeper_due(TimestampTz now)
-{
-	static TimestampTz next = 0;
-
-	if (jobq_groups_reconcile_interval_ms <= 0 || now < next)
-		return false;
-	next = TimestampTzPlusMilliseconds(now, jobq_groups_reconcile_interval_ms);
-	return true;
-}
-
-/*
- * jobq_groups_sweeper_reconcile
- *	  The sweeper's duty: one pass, its fixes logged as warnings.  Inside
- *	  SPI, in a transaction of its own.
+ * jobq_groups_reconcile_due
+ *	  The sweeper's duty, every jobq.groups_reconcile_interval: one pass,
+ *	  its fixes logged as warnings.  Inside SPI, in the transaction of the
+ *	  sweeper's counts step.
  */
 void
-jobq_groups_sweeper_reconcile(void)
+jobq_groups_reconcile_due(void)
 {
-	int64		fixed = jobq_groups_reconcile_run(NULL, SWEEPER_GROUPS_PER_PASS, NULL, NULL, true);
+	static TimestampTz next = 0;
+	TimestampTz now = GetCurrentTimestamp();
+	int64		fixed;
 
+	if (jobq_groups_reconcile_interval_ms <= 0 || now < next)
+		return;
+	next = TimestampTzPlusMilliseconds(now, jobq_groups_reconcile_interval_ms);
+	fixed = jobq_groups_reconcile_run(NULL, SWEEPER_GROUPS_PER_PASS, NULL, NULL, true);
 	if (fixed > 0)
 		elog(LOG, "jobq sweeper: fixed " INT64_FORMAT " drifted fields of groups", fixed);
 }

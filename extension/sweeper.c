@@ -268,8 +268,8 @@ tick_step(MemoryContext context)
 
 /*
  * counts_step
- *	  Rebuild the counts that are due (counts.c), in a transaction of
- *	  their own.
+ *	  Rebuild the counts that are due (counts.c), and reconcile the groups
+ *	  when that is due, in a transaction of their own.
  */
 static void
 counts_step(MemoryContext context)
@@ -282,32 +282,10 @@ counts_step(MemoryContext context)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "jobq counts reconcile");
 	if (extension_installed())
+	{
 		(void) jobq_counts_reconcile_due();
-	jobq_spi_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
-}
-
-/*
- * groups_step
- *	  Reconcile the groups when due (groups_reconcile.c), in a transaction
- *	  of their own.
- */
-static void
-groups_step(MemoryContext context)
-{
-	if (!jobq_groups_sweeper_due(GetCurrentTimestamp()))
-		return;
-	MemoryContextReset(context);
-	MemoryContextSwitchTo(context);
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	jobq_spi_connect();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	pgstat_report_activity(STATE_RUNNING, "jobq groups reconcile");
-	if (extension_installed())
-		jobq_groups_sweeper_reconcile();
+		jobq_groups_reconcile_due();	/* groups_reconcile.c */
+	}
 	jobq_spi_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -373,8 +351,6 @@ jobq_sweeper_main(Datum main_arg)
 				run_guarded(sweep_step, pass_context);
 			if (!RecoveryInProgress())
 				run_guarded(counts_step, pass_context);
-			if (!RecoveryInProgress())
-				run_guarded(groups_step, pass_context);
 			now = GetCurrentTimestamp();
 			next_sweep = TimestampTzPlusMilliseconds(now, jobq_sweep_interval_ms);
 			/* schedules made or changed meanwhile: read them after every pass */

@@ -3,8 +3,9 @@
 #
 # Handler protocol: payload on stdin, JOBQ_* in the environment; exit 0 =
 # completed with stdout as result (JSON when it parses, else a JSON
-# string), 75 = retry later, 65 = dead at once, other exit or a signal =
-# failed and retried, --timeout = stopped and failed.
+# string), 75 = retry later, 65 = dead at once, 69 = rate limited (back
+# after JOBQ_RETRY_AFTER seconds, the attempt not counted), other exit or a
+# signal = failed and retried, --timeout = stopped and failed.
 use strict;
 use warnings;
 use PostgreSQL::Test::Utils;
@@ -24,6 +25,7 @@ case "$p" in
   *'"empty"'*)  exit 0 ;;
   *'"retry"'*)  echo "try later please" >&2; exit 75 ;;
   *'"perm"'*)   echo "bad input" >&2; exit 65 ;;
+  *'"429"'*)    echo "JOBQ_RETRY_AFTER=600"; echo "too many requests" >&2; exit 69 ;;
   *'"other"'*)  echo "line one" >&2; echo "it broke" >&2; exit 3 ;;
   *'"signal"'*) kill -SEGV $$ ;;
   *'"sleep"'*)  sleep 30 ;;
@@ -84,6 +86,18 @@ run_once($id);
 is(job_state($node, $id), 'dead:1', 'exit 65: dead at once');
 like($node->safe_psql('postgres', "SELECT errors::text FROM jobq_job($id)"),
 	qr/permanently.*bad input/, 'exit 65: error kept');
+
+# exit 69: rate limited, ready again after JOBQ_RETRY_AFTER, attempt given back
+$id = enqueue('{"429": 1}');
+$w = run_once($id);
+is($node->safe_psql('postgres',
+		"SELECT state || ':' || attempt || ':' || (run_at > now() + interval '590 s') FROM jobq.jobs WHERE id = $id"),
+	'ready:0:true', 'exit 69: ready after JOBQ_RETRY_AFTER, the attempt not counted');
+like($node->safe_psql('postgres', "SELECT errors->-1->>'outcome' || ': ' || (errors->-1->>'error') FROM jobq.jobs WHERE id = $id"),
+	qr/^rate limited: handler was rate limited \(exit code 69\), back in 600 s\ntoo many requests/,
+	'exit 69: the attempt is recorded as rate limited, with stderr');
+like(worker_log($w), qr/outcome=rate limited state=ready/, 'exit 69 logged as rate limited');
+$node->safe_psql('postgres', "SELECT jobq_cancel($id)");
 
 # any other exit: failed, retried, stderr tail as error
 $id = enqueue('{"other": 1}');

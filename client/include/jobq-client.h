@@ -523,6 +523,17 @@ int			jobq_fail(JobqConn *conn, int64_t id, const char *token,
 					  JobqState *new_state);
 
 /*
+ * jobq_fail_rate_limited: back-pressure from an upstream that answered
+ * "too many requests" (0.2.0 server, else JOBQ_ERR_VERSION): the job is
+ * ready again after rate_limit_for_s (1 s .. 365 days) without counting
+ * the attempt, and the queue's or the job's group's rate is held that long
+ * (jobq_fail(..., rate_limit_for), doc/groups.md).  error (NULL allowed)
+ * is kept with the attempt.  Stale token: JOBQ_ERR_STALE.
+ */
+int			jobq_fail_rate_limited(JobqConn *conn, int64_t id, const char *token,
+								   const char *error, int rate_limit_for_s);
+
+/*
  * jobq_extend: renew the lease to now + lease_s (-1 = the queue's lease),
  * measured on the server clock.  The heartbeat of long handlers.  Stale
  * token: JOBQ_ERR_STALE (stop working on the job).

@@ -476,6 +476,48 @@ jobq_fail(JobqConn *conn, int64_t id, const char *token, const char *error,
 }
 
 /*
+ * jobq_fail_rate_limited: see jobq-client.h.
+ */
+int
+jobq_fail_rate_limited(JobqConn *conn, int64_t id, const char *token, const char *error,
+					   int rate_limit_for_s)
+{
+	char		idbuf[24],
+				hold[32];
+	const char *values[4];
+	PGresult   *res;
+	const char *v;
+
+	if (conn == NULL)
+		return JOBQ_ERR;
+	jobq_clear_error(conn);
+	if (jobq_check_id(conn, id) != JOBQ_OK || jobq_check_token(conn, token) != JOBQ_OK ||
+		jobq_check_range(conn, "rate_limit_for_s", rate_limit_for_s, 1,
+						 JOBQ_DELAY_MAX_S) != JOBQ_OK)
+		return JOBQ_ERR;
+	if (jobq_ensure_connected(conn) != JOBQ_OK)
+		return JOBQ_ERR;
+	if (conn->server_sql < JOBQ_SQL_RATE_LIMITED)
+	{
+		jobq_set_error(conn, JOBQ_ERR_VERSION,
+					   "jobq_fail_rate_limited needs the server's jobq SQL 0.2.0 or later: run "
+					   "ALTER EXTENSION jobq UPDATE in this database");
+		return JOBQ_ERR;
+	}
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long) id);
+	jobq_fmt_interval(hold, sizeof(hold), rate_limit_for_s);
+	values[0] = idbuf;
+	values[1] = token;
+	values[2] = error;
+	values[3] = hold;
+	res = fenced_exec(conn, STMT_FAIL_RATE_LIMITED, 4, values, id, "nothing changed", &v);
+	if (res == NULL)
+		return JOBQ_ERR;
+	PQclear(res);
+	return JOBQ_OK;
+}
+
+/*
  * jobq_extend: see jobq-client.h.
  */
 int

@@ -92,6 +92,7 @@ typedef enum JobqStmt
 	STMT_CANCEL_WHERE,			/* JobqBulkAction order */
 	STMT_DELETE_WHERE,
 	STMT_RUN_NOW_WHERE,
+	STMT_FAIL_RATE_LIMITED,		/* JOBQ_SQL_RATE_LIMITED */
 	STMT__COUNT
 } JobqStmt;
 
@@ -103,6 +104,8 @@ typedef enum JobqStmt
 #define JOBQ_SQL_LIST_PAGES 200
 /* the queue settings of 0.2.0 (JOBQ_QUEUE_SETTINGS_020) */
 #define JOBQ_SQL_QUEUE_SETTINGS 200
+/* jobq_fail with rate_limit_for (issue 19) */
+#define JOBQ_SQL_RATE_LIMITED 200
 
 /* Settings after the queue name in STMT_CREATE_QUEUE and STMT_ALTER_QUEUE */
 #define JOBQ_QUEUE_STMT_SETTINGS 7

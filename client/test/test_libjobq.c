@@ -2571,6 +2571,43 @@ test_workers(JobqConn *c)
  * options size and a bad filter key are refused; against 0.1.0 SQL a
  * cursor or filter is JOBQ_ERR_VERSION before any call.
  */
+/*
+ * test_rate_limited: jobq_fail_rate_limited gives the attempt back and puts
+ * the job back after the hold (issue 19); bad holds are refused before any
+ * round trip.
+ */
+static void
+test_rate_limited(JobqConn *c)
+{
+	char		q[64];
+	char		st[32];
+	int64_t		id = 0;
+	JobqJob    *j;
+	int			ok;
+
+	snprintf(q, sizeof(q), "t%d-429", (int) getpid());
+	ok = jobq_create_queue(c, q, NULL) == JOBQ_OK && enq(c, q, "{}", &id) == JOBQ_OK;
+	j = ok ? claim1(c, q, 30) : NULL;
+
+	test("fail_rate_limited: a hold of 0 or past 365 days is BAD_ARGUMENT");
+	test_cond(j != NULL &&
+			  jobq_fail_rate_limited(c, id, jobq_job_token(j), "429", 0) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_fail_rate_limited(c, id, jobq_job_token(j), "429", JOBQ_DELAY_MAX_S + 1) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("fail_rate_limited: OK, ready again later with the attempt given back");
+	test_cond(j != NULL && jobq_fail_rate_limited(c, id, jobq_job_token(j), "429", 3600) == JOBQ_OK &&
+			  (job_state(c, id, st, sizeof(st)), strcmp(st, "ready") == 0) &&
+			  claim1(c, q, 30) == NULL);
+
+	test("fail_rate_limited with the old token: STALE");
+	test_cond(j != NULL && jobq_fail_rate_limited(c, id, jobq_job_token(j), "429", 60) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_STALE, NULL));
+	jobq_job_free(j);
+	jobq_drop_queue(c, q, 1);
+}
+
 static void
 test_list_page(JobqConn *c)
 {
@@ -2695,6 +2732,7 @@ main(void)
 	test_batch_positions(c);
 	test_await(c);
 	test_list_page(c);
+	test_rate_limited(c);
 	test_health_audit(c);
 	jobq_disconnect(c);
 

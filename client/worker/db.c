@@ -700,8 +700,16 @@ db_ack(Worker *w, Ack *a, char *state, size_t statelen)
 		JobqState	ns = JOBQ_STATE_UNKNOWN;
 		int			rc;
 
-		rc = jobq_fail(w->db.conn, job_id(&a->job), job_token(&a->job), clean ? clean : a->error,
-					   a->has_retry_in ? a->retry_in : -1, a->permanent, &ns);
+		if (a->rate_limited)
+		{
+			rc = jobq_fail_rate_limited(w->db.conn, job_id(&a->job), job_token(&a->job),
+										clean ? clean : a->error, a->retry_in);
+			ns = JOBQ_STATE_READY;
+		}
+		else
+			rc = jobq_fail(w->db.conn, job_id(&a->job), job_token(&a->job),
+						   clean ? clean : a->error, a->has_retry_in ? a->retry_in : -1,
+						   a->permanent, &ns);
 		free(clean);
 		if (rc == JOBQ_OK)
 		{

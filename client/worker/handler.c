@@ -671,6 +671,36 @@ handler_error(const char *first, const Ring *r)
 	return e;
 }
 
+
+/*
+ * retry_after: the seconds a rate-limited handler asked for, from a line
+ * "JOBQ_RETRY_AFTER=<seconds>" of its stdout (as HTTP's Retry-After), or
+ * RATE_LIMITED_DEFAULT_S; at least 1, at most 365 days.
+ */
+static int
+retry_after(const JobqBuf *out)
+{
+	static const char key[] = "JOBQ_RETRY_AFTER=";
+	const char *p = out->data;
+
+	while (p != NULL && out->len > 0)
+	{
+		if (strncmp(p, key, sizeof(key) - 1) == 0)
+		{
+			char	   *end;
+			double		v = strtod(p + sizeof(key) - 1, &end);
+
+			if (end != p + sizeof(key) - 1 && v >= 1 && v <= JOBQ_DELAY_MAX_S)
+				return (int) v + (v > (int) v);	/* up */
+			break;
+		}
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return RATE_LIMITED_DEFAULT_S;
+}
+
 /*
  * handler_finish
  *		The child of slot s has exited (and its pipes are drained): turn how
@@ -753,6 +783,15 @@ handler_finish(Worker *w, Slot *s)
 			a->outcome = "permanent";
 			a->permanent = true;
 			snprintf(first, sizeof(first), "handler failed permanently (exit code %d)", code);
+		}
+		else if (code == EXIT_RATE_LIMITED)
+		{
+			a->outcome = "rate limited";
+			a->rate_limited = true;
+			a->has_retry_in = true;
+			a->retry_in = retry_after(&s->out);
+			snprintf(first, sizeof(first), "handler was rate limited (exit code %d), back in %d s",
+					 code, a->retry_in);
 		}
 		else
 		{

@@ -71,8 +71,10 @@ usage(FILE *f, const char *progname, bool callback)
 			JOBQ_DURATION_HELP "\n"
 			"Handler: the job's JSON on stdin; JOBQ_JOB_ID, JOBQ_QUEUE, JOBQ_ATTEMPT and\n"
 			"JOBQ_MAX_ATTEMPTS in the environment.  Exit 0: done, stdout is the result;\n"
-			"75: retry later; 65: failed for good (dead); other or a signal: failed, retried\n"
-			"while attempts are left, with the end of stderr as the error.\n\n"
+			"75: retry later; 65: failed for good (dead); 69: rate limited (back after the\n"
+			"seconds of a stdout line JOBQ_RETRY_AFTER=N, else 60, the attempt not counted);\n"
+			"other or a signal: failed, retried while attempts are left, with the end of\n"
+			"stderr as the error.\n\n"
 			"Signals: SIGTERM finishes running jobs (within --grace) and exits 0; a second\n"
 			"SIGTERM or SIGINT stops at once; SIGHUP reopens the log and the connection.\n"
 			"jobq worker quiet|stop|resume (the worker registry) quiets, stops or resumes.\n",

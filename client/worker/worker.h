@@ -54,6 +54,10 @@
 /* Handler exit codes with a meaning of their own (sysexits.h values). */
 #define EXIT_RETRY_LATER	75		/* EX_TEMPFAIL */
 #define EXIT_PERMANENT		65		/* EX_DATAERR */
+#define EXIT_RATE_LIMITED	69		/* EX_UNAVAILABLE: the upstream said "too many
+										 * requests"; stdout may say for how long:
+										 * JOBQ_RETRY_AFTER=<seconds> */
+#define RATE_LIMITED_DEFAULT_S	60	/* without JOBQ_RETRY_AFTER */
 
 /* --persistent: the most jobs one handler process may take at a time */
 #define JOBQ_PERSISTENT_JOBS_MAX 1000
@@ -178,6 +182,8 @@ typedef struct Ack
 	bool		permanent;
 	bool		has_retry_in;	/* ACK_FAIL: retry after retry_in seconds, */
 	int			retry_in;		/* not after the queue's backoff */
+	bool		rate_limited;	/* ACK_FAIL: back after retry_in seconds, the
+								 * attempt not counted, the rate held */
 	const char *outcome;		/* for the log: completed, retry, ... */
 	int			exit_code;		/* -1 when signalled */
 	int			signo;
