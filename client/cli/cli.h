@@ -116,6 +116,9 @@ extern int	cmd_schedules(void);
 extern int	cmd_list(void);
 extern int	cmd_show(void);
 
+/* groups.c: jobq groups QUEUE */
+extern int	cmd_groups(void);
+
 /* workers.c: jobq workers, jobq worker quiet|stop|resume */
 extern int	cmd_workers(void);
 extern int	cmd_worker(void);

@@ -187,7 +187,9 @@ usage(FILE *f)
 			"  health                   the server's health findings; exit 0 ok, 1 warning,\n"
 			"                           2 critical, 3 could not tell\n"
 			"  audit                    operator calls, newest first  [--queue=QUEUE]\n"
-			"        [--limit=N]\n\n"
+			"        [--limit=N]\n"
+			"  groups QUEUE             the groups of a queue that groups its jobs\n"
+			"        [--state=blocked] [--limit=N] [--after=KEY]\n\n"
 			"Options:\n"
 			"  -d, --dbname=CONNINFO    database connection string (default: PG* environment)\n"
 			"  -s, --schema=SCHEMA      schema of the jobq functions (default: public)\n"
@@ -1398,6 +1400,7 @@ main(int argc, char **argv)
 		{"worker", cmd_worker},
 		{"health", cmd_health},
 		{"audit", cmd_audit},
+		{"groups", cmd_groups},
 	};
 	int			c;
 

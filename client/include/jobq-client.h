@@ -819,6 +819,17 @@ JobqRows   *jobq_health(JobqConn *conn);
  * newest, else rows with a smaller id (the next page).  Needs a 0.2.0
  * server; jobq_admin.
  */
+/*
+ * jobq_groups: a page of the groups of a queue that groups its jobs, in key
+ * order after after_key (NULL: from the first): key, running, live,
+ * live_capped, head_id, head_run_at, blocked_by, blocked_at, eligible, tat,
+ * last_claim_at.  only_blocked != 0: those a dead head blocks.  max_rows -1
+ * = 100 (at most 10000).  Needs a 0.2.0 server; jobq_monitor.  Caller frees
+ * with jobq_rows_free.  NULL on error.
+ */
+JobqRows   *jobq_groups(JobqConn *conn, const char *queue, int only_blocked, int max_rows,
+						const char *after_key);
+
 JobqRows   *jobq_audit(JobqConn *conn, const char *queue, int max_rows,
 					   int64_t before_id);
 

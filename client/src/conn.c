@@ -200,6 +200,9 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	[STMT_DELETE_WHERE] =
 	"SELECT w.affected, w.more, w.next_cursor FROM %s.jobq_delete_where($1::pg_catalog.text, "
 	"$2::pg_catalog.text, $3::pg_catalog.jsonb, $4::pg_catalog.int4, $5::pg_catalog.text) AS w",
+	[STMT_GROUPS] =
+	"SELECT * FROM %s.jobq_groups($1::pg_catalog.text, $2::pg_catalog.bool, "
+	"$3::pg_catalog.int4, $4::pg_catalog.text)",
 	[STMT_FAIL_RATE_LIMITED] =
 	"SELECT %s.jobq_fail($1::pg_catalog.int8, $2::pg_catalog.uuid, "
 	"$3::pg_catalog.text, rate_limit_for => $4::pg_catalog.interval)",

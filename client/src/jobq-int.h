@@ -93,6 +93,7 @@ typedef enum JobqStmt
 	STMT_DELETE_WHERE,
 	STMT_RUN_NOW_WHERE,
 	STMT_FAIL_RATE_LIMITED,		/* JOBQ_SQL_RATE_LIMITED */
+	STMT_GROUPS,				/* JOBQ_SQL_GROUPS */
 	STMT__COUNT
 } JobqStmt;
 
@@ -106,6 +107,8 @@ typedef enum JobqStmt
 #define JOBQ_SQL_QUEUE_SETTINGS 200
 /* jobq_fail with rate_limit_for (issue 19) */
 #define JOBQ_SQL_RATE_LIMITED 200
+/* jobq_groups (issue 19) */
+#define JOBQ_SQL_GROUPS 200
 
 /* Settings after the queue name in STMT_CREATE_QUEUE and STMT_ALTER_QUEUE */
 #define JOBQ_QUEUE_STMT_SETTINGS 7
