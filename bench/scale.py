@@ -793,7 +793,7 @@ def plot(b):
                 f.writelines(f'{i + 1} {y}\n' for i, y in enumerate(pts))
         names = {'backlog/long': 'as installed', 'backlog/long-0.1.0': "0.1.0's autovacuum settings"}
         plot_cmd = ', '.join(f"'{d}/{k.replace('/', '-')}.dat' using 1:2 with lines lw 2 "
-                             f"title '{names.get(k, k)}'" for k, _ in longs)
+                             f'title "{names.get(k, k)}"' for k, _ in longs)
         subprocess.run(['gnuplot', '-e',
                         f"set terminal svg size 900,400 dynamic; set output '{d}/backlog-long.svg';"
                         f"set title 'Single-job drain out of {m_max(b):,} ready jobs, 4 clients';"
