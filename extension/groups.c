@@ -42,6 +42,9 @@
  * refresh: for the locked groups $2 (distinct keys), add $3 to running,
  * read the head again through the group's line, and say whether the group
  * is eligible under group_limit $4; a claim sets last_claim_at ($5).
+ * "g.key = ANY ($2)" makes the generic plan probe the primary key of
+ * jobq.groups for the keys, not hash them against a scan of the groups
+ * (sql/jobq_groups.sql checks the plans).
  */
 enum
 {
@@ -95,7 +98,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"  LEFT JOIN LATERAL ("
 		JOBQ_GROUP_LINE_SQL("x.id, x.priority, x.run_at", "$1", "c.key", "")
 		"    LIMIT 1) h ON true"
-		" WHERE g.queue = $1 AND g.key = c.key"
+		" WHERE g.queue = $1 AND g.key = ANY ($2) AND g.key = c.key"
 		" RETURNING g.eligible, g.head_run_at",
 		5, {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, INT4OID, TIMESTAMPTZOID}},
 	/* $1 queue, $2 key, $3 the dead head, $4 now */

@@ -97,7 +97,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"    r.running, h.id AS head, h.priority, h.run_at, b.blocked,"
 		"    h.id IS NOT NULL AND b.blocked IS NULL AND r.running < " GROUP_LIMIT_SQL " AS eligible"
 		"  FROM unnest($1::text[], $2::text[]) AS k(queue, key)"
-		"  JOIN jobq.groups g ON g.queue = k.queue AND g.key = k.key"
+		"  JOIN jobq.groups g ON g.queue = k.queue AND g.key = k.key AND g.key = ANY ($2)"
 		"  JOIN jobq.queues q ON q.name = g.queue"
 		"  CROSS JOIN LATERAL (SELECT count(*)::int4 AS running"
 		"    FROM jobq.group_jobs gl JOIN jobq.jobs x ON x.id = gl.id"

@@ -277,3 +277,56 @@ DROP FUNCTION regress_group(text, text);
 DROP FUNCTION regress_claim(text, integer);
 DROP FUNCTION regress_done(text);
 DROP TABLE regress_claimed;
+
+-- the plans a claim from groups runs: with 10,000 jobs in 1,000 groups and
+-- 500 of them busy, the generic plans walk only groups_eligible_idx (or
+-- groups_round_robin_idx), the lines' primary key and jobq.jobs' primary
+-- key: no scan of the queue
+SELECT jobq_create_queue('g_plan', group_mode => 'fifo');
+SELECT count(*) FROM jobq_enqueue_batch('g_plan', array_fill('{}'::jsonb, ARRAY[10000]),
+    group_keys => ARRAY(SELECT 'k' || (g % 1000) FROM generate_series(1, 10000) g));
+SELECT count(*) FROM jobq_claim('g_plan', max_jobs => 500);
+ANALYZE jobq.jobs;
+ANALYZE jobq.groups;
+ANALYZE jobq.group_jobs;
+SET plan_cache_mode = force_generic_plan;
+CREATE FUNCTION regress_group_plan(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    plan text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || stmt LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    RETURN plan;
+END
+$$;
+DO $$ BEGIN
+    EXECUTE 'PREPARE regress_pick(text, timestamptz, int8, interval) AS ' || jobq._statement('group_pick_oldest');
+    EXECUTE 'PREPARE regress_pick_rr(text, timestamptz, int8, interval) AS ' || jobq._statement('group_pick_round_robin');
+    EXECUTE 'PREPARE regress_heads(text, timestamptz, int8, interval, text, uuid[], text[], int4[], int4, interval) AS '
+            || jobq._statement('group_claim_heads');
+    EXECUTE 'PREPARE regress_due(text, timestamptz, int8, interval, text, uuid[], text[], int4[], int4, interval) AS '
+            || jobq._statement('group_claim_due');
+    EXECUTE 'PREPARE regress_refresh(text, text[], int4[], int4, timestamptz) AS ' || jobq._statement('group_refresh');
+END $$;
+SELECT s.name, p LIKE '%' || s.index || '%' AS uses_index, p NOT LIKE '%Seq Scan%' AS no_seq_scan,
+       p NOT LIKE '%jobs_claim_idx%' AS not_the_claim_index
+FROM (VALUES
+    ('pick', 'groups_eligible_idx', 'EXECUTE regress_pick(''g_plan'', now(), 10, NULL)'),
+    ('pick_rr', 'groups_round_robin_idx', 'EXECUTE regress_pick_rr(''g_plan'', now(), 10, NULL)'),
+    ('heads', 'group_jobs_pkey', 'EXECUTE regress_heads(''g_plan'', now(), 10, ''1 min'', ''w'', ''{}'', ''{k1}'', ''{1}'', 1, NULL)'),
+    ('due', 'group_jobs_pkey', 'EXECUTE regress_due(''g_plan'', now(), 10, ''1 min'', ''w'', ''{}'', ''{k1}'', ''{1}'', 1, NULL)'),
+    ('refresh', 'group_jobs_pkey', 'EXECUTE regress_refresh(''g_plan'', ''{k1}'', ''{0}'', 1, NULL)')) AS s(name, index, stmt),
+LATERAL regress_group_plan(s.stmt) p;
+DEALLOCATE regress_pick;
+DEALLOCATE regress_pick_rr;
+DEALLOCATE regress_heads;
+DEALLOCATE regress_due;
+DEALLOCATE regress_refresh;
+RESET plan_cache_mode;
+DROP FUNCTION regress_group_plan(text);
+SELECT jobq_drop_queue('g_plan', force => true);
+ANALYZE jobq.jobs;
+ANALYZE jobq.groups;
+ANALYZE jobq.group_jobs;
