@@ -6,10 +6,12 @@
  *	  however many browser tabs poll.  A request that misses while another
  *	  one fills the same key waits for that answer instead of querying too,
  *	  so concurrent pollers cost one query.  A failed answer (a statement
- *	  timeout, the database gone) goes to the requests that waited for it,
- *	  not kept for later ones: a slow query costs the waiting tabs one
- *	  timeout, not one each in turn.  The table is small and its oldest
- *	  entry makes room.
+ *	  timeout, the database gone) goes to the requests that waited for it
+ *	  and is kept for a second (at most --min-refresh): a query over the
+ *	  timeout costs the polling tabs one timeout, not one each in turn (each
+ *	  libmicrohttpd thread serves its connections one at a time), while a
+ *	  database back after a restart is seen within a second.  The table is
+ *	  small and its oldest entry makes room.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -27,6 +29,7 @@
 #include "web.h"
 
 #define CACHE_SLOTS 256
+#define CACHE_FAILED_MS 1000	/* a failed answer is kept this long at most */
 
 typedef struct Entry
 {
@@ -34,7 +37,7 @@ typedef struct Entry
 	WebResult	res;			/* body NULL while filling */
 	int64_t		at_ms;			/* when filled (or started filling) */
 	int			filling;
-	int			failed;			/* res is a failure: for the waiters only */
+	int			failed;			/* res is a failure: kept CACHE_FAILED_MS at most */
 	unsigned	fills;			/* fills finished, so a waiter knows its own */
 } Entry;
 
@@ -51,6 +54,13 @@ now_ms(void)
 	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* how long a failed answer is kept: a second at most, never past --min-refresh */
+static int64_t
+failed_keep_ms(void)
+{
+	return web_config.min_refresh_ms < CACHE_FAILED_MS ? web_config.min_refresh_ms : CACHE_FAILED_MS;
+}
+
 static Entry *
 find(const char *key)
 {
@@ -63,7 +73,7 @@ find(const char *key)
 /*
  * web_cache_get: 1 and a copy of a fresh answer in out; or 0, and the
  * caller must query and then call web_cache_put with the same key (also
- * on failure: the waiters get the failure, later requests query again).
+ * on failure: the waiters get it, and requests for a second after).
  */
 int
 web_cache_get(const char *key, WebResult *out)
@@ -76,8 +86,9 @@ web_cache_get(const char *key, WebResult *out)
 		unsigned	fills;
 
 		e = find(key);
-		if (e == NULL || e->failed ||
-			(!e->filling && now_ms() - e->at_ms >= web_config.min_refresh_ms))
+		if (e == NULL ||
+			(!e->filling && now_ms() - e->at_ms >= (e->failed ? failed_keep_ms() :
+													 web_config.min_refresh_ms)))
 			break;
 		if (!e->filling)
 			goto answer;
