@@ -37,6 +37,9 @@ OBJS = \
 	extension/await_slots.o \
 	extension/await.o \
 	extension/events.o \
+	extension/flows.o \
+	extension/flow_graph.o \
+	extension/flow_repair.o \
 	extension/sweeper.o \
 	extension/launcher.o \
 	extension/metrics.o \

@@ -71,7 +71,7 @@ MODES = {
                   backlogs=[10000], scale_drain=200, history_rows=0,
                   soak_seconds=0, worker_jobs=30, worker_conc=[16], worker_reps=1, persistent_jobs=200,
                   instr=dict(enqueue=(20, 120), cycle1=(5, 25), cycle100=(1, 3)),
-                  counts_history=10000),
+                  counts_history=10000, flows_jobs=500),
     'quick': dict(reps=3, clients=[1, 16], drain_clients=[4], enq_seconds=1,
                   enq_impls=['ref', 'min', 'jobq', 'jobq-nonotify'],
                   enq_batches=10, drain_single=1500, drain_batch=12000,
@@ -81,7 +81,7 @@ MODES = {
                   backlogs=[10000, 100000], scale_drain=800, history_rows=0,
                   soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1, persistent_jobs=10000,
                   instr=dict(enqueue=(100, 1000), cycle1=(10, 110), cycle100=(1, 11)),
-                  counts_history=200000),
+                  counts_history=200000, flows_jobs=2000),
     'full': dict(reps=3, clients=[1, 4, 16], drain_clients=[1, 4, 16], enq_seconds=10,
                  enq_impls=['ref', 'min', 'jobq', 'driver', 'jobq-nonotify'],
                  enq_batches=100, drain_single=100000, drain_batch=100000,
@@ -92,7 +92,7 @@ MODES = {
                  history_rows=1000000, soak_seconds=300, worker_jobs=5000,
                  worker_conc=[4, 16], worker_reps=3, persistent_jobs=50000,
                  instr=dict(enqueue=(200, 2000), cycle1=(20, 220), cycle100=(2, 22)),
-                 counts_history=10000000),
+                 counts_history=10000000, flows_jobs=10000),
 }
 
 PAYLOAD_SQL = "jsonb_build_object('to', 'user@example.com', 'n', g)"
@@ -1003,6 +1003,47 @@ class Bench:
                     self.record(f'counts/{name}/history{rows}', ms, 'ms/call', calls=calls,
                                 exact=exact)
 
+    # -- flows (issue 18) -----------------------------------------------------
+    def bench_flows(self):
+        """Completes per second, each complete its own transaction (a
+        PL/pgSQL procedure committing after each), of N claimed jobs: with
+        no dependents (the complete of before flows plus one test), with one
+        waiting dependent each (the flow path: the child readied), and of
+        10,000 parents of one child (a fan-in: each complete decrements the
+        same child).  Retention 0.  doc/flows.md quotes these figures."""
+        log('== flows (completes/s: no dependents, one dependent, a 10,000-into-1 fan-in)')
+        self.guard('flows', self._flows)
+
+    def _flows(self):
+        n = self.m['flows_jobs']
+        self.c.sql('CREATE OR REPLACE PROCEDURE public.bench_complete_claimed(INOUT ms float8 DEFAULT NULL)'
+                   ' LANGUAGE plpgsql AS $$DECLARE r record; t0 timestamptz := clock_timestamp();'
+                   ' BEGIN FOR r IN SELECT id, token FROM public.bench_claimed ORDER BY id LOOP'
+                   '   IF NOT jobq_complete(r.id, r.token) THEN RAISE EXCEPTION \'complete %\', r.id; END IF;'
+                   '   COMMIT; END LOOP;'
+                   ' ms := extract(epoch FROM clock_timestamp() - t0) * 1000; END$$')
+        cases = [('none', n, "SELECT 1"),
+                 ('one_dependent', n,
+                  "SELECT count(jobq_enqueue('bench', '{}', depends_on => ARRAY[id])) FROM jobq.jobs"),
+                 ('fan_in_10000', 10000,
+                  "SELECT jobq_enqueue('bench', '{}', depends_on => ARRAY(SELECT id FROM jobq.jobs))")]
+        for name, jobs, deps in cases:
+            for rep in range(self.m['reps']):
+                self.reset()
+                self.c.sql('DROP TABLE IF EXISTS public.bench_claimed')
+                self.fill_jobq(jobs)
+                self.c.sql(deps)
+                self.c.sql('CREATE TABLE public.bench_claimed (id bigint, token uuid)')
+                for _ in range((jobs + 999) // 1000):
+                    self.c.sql("INSERT INTO public.bench_claimed"
+                               " SELECT id, token FROM jobq_claim('bench', 'bench', 1000)")
+                self.c.sqls('VACUUM ANALYZE jobq.jobs', 'VACUUM ANALYZE jobq.deps')
+                ms = float(self.c.sql('CALL public.bench_complete_claimed()'))
+                left = self.c.sql("SELECT count(*) FILTER (WHERE state = 'ready')"
+                                  " || '/' || count(*) FROM jobq.jobs")
+                self.record(f'flows/{name}', jobs * 1000.0 / ms, 'completes/s', jobs=jobs,
+                            ready_after=left)
+
     # -- (5) soak -----------------------------------------------------------
     def bench_soak(self):
         S = self.m['soak_seconds']
@@ -1533,6 +1574,24 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
             w(f'| {name} | {cell(h0)} | {cell(h1)} | {fmt(ratio)}× | {tgt} | {met} |')
         w('')
 
+    # flows
+    if any(k.startswith('flows/') for k in R):
+        w('## Flows: completes per second with dependents\n')
+        w(f'Claimed jobs of queue `bench` (retention 0) completed one per transaction by a '
+          'PL/pgSQL procedure: without dependents; each with one waiting dependent (the flow '
+          'path, which readies it); 10,000 parents of one waiting child (a fan-in: every '
+          'complete updates the same child). Regenerate alone with '
+          '`bench/run.sh --only flows --port 5520` (doc/flows.md).\n')
+        w('| case | jobs | completes/s | vs none |')
+        w('|---|---:|---:|---:|')
+        base = best(R, 'flows/none')
+        for name in ('none', 'one_dependent', 'fan_in_10000'):
+            r = best(R, f'flows/{name}')
+            if r:
+                ratio = r['best'] / base['best'] if base and base['best'] else None
+                w(f'| {name.replace("_", " ")} | {r["extra"].get("jobs", "")} | {cell(r)} | {fmt(ratio)}× |')
+        w('')
+
     # latency
     w('## Latency: enqueue commit → handler start\n')
     w(f'Idle workers (4), {bench.m["lat_jobs"]} jobs enqueued one per transaction about 5 ms apart. '
@@ -1781,7 +1840,7 @@ def main():
     p.add_argument('--reps', type=int, default=0, help='runs per figure (default 3)')
     p.add_argument('--soak-seconds', type=int, default=None)
     p.add_argument('--port', type=int, default=5496)
-    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,awaiters,horizon,scale,soak,worker,persistent,profile,counts,instr; and the opt-in rows of bench/scale.py: ' + ','.join(scale.STEPS))
+    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,awaiters,horizon,scale,soak,worker,persistent,profile,counts,flows,instr; and the opt-in rows of bench/scale.py: ' + ','.join(scale.STEPS))
     p.add_argument('--counts-history', type=int, default=0,
                    help='rows of history for the counts figures (default: the mode\'s, 10M in full)')
     p.add_argument('--set', action='append', default=[], metavar='NAME=VALUE',
@@ -1865,6 +1924,7 @@ def main():
                  ('persistent', bench.bench_persistent),
                  ('profile', bench.profile),
                  ('counts', bench.bench_counts),
+                 ('flows', bench.bench_flows),
                  # last: it stops and restarts the cluster
                  ('instr', bench.bench_instructions)]
         unknown = (only or set()) - {name for name, _ in steps} - set(scale.STEPS)

@@ -43,17 +43,8 @@ PG_FUNCTION_INFO_V1(jobq_fail);
 PG_FUNCTION_INFO_V1(jobq_extend);
 PG_FUNCTION_INFO_V1(jobq_release);
 
-/*
- * Whether the job's queue QUEUE keeps completed history: one probe of
- * jobq.queues by its primary key per job.  Until 0.2.0 the statements
- * took the names of all such queues as an array parameter, copied per
- * call and compared per job, so a complete cost more with every queue
- * that keeps history (1.4 ms with 10,004 of them against 0.15 ms with 4;
- * issue 13).
- */
-#define KEEPS_HISTORY(QUEUE) \
-	"EXISTS (SELECT 1 FROM jobq.queues q" \
-	" WHERE q.name = " QUEUE " AND q.completed_retention > interval '0')"
+/* Whether the job's queue keeps completed history (jobq_sql.h) */
+#define KEEPS_HISTORY(QUEUE) JOBQ_KEEPS_HISTORY_SQL(QUEUE)
 
 /*
  * The move of a completed job (CTE d) into history, for the jobs of the
@@ -75,14 +66,64 @@ PG_FUNCTION_INFO_V1(jobq_release);
 						 "d.errors", RESULT) \
 	" WHERE " KEEPS_HISTORY("d.queue")
 
+/*
+ * Flows (flows.c).  With 0.2.0's SQL every complete takes only jobs
+ * outside flows (NOT_IN_FLOW(alias): flow_id IS NULL, one more test of a
+ * column of the row being deleted); when that finds nothing, the job may
+ * be in a flow, and COMPLETE_FLOW_SQL, the complete with history of
+ * 0.1.0 keeping flow_id, takes it and flows.c resolves its dependents.  A
+ * child inserted while the parent completes sets the parent's flow_id
+ * under the row lock the DELETE waits for, and the DELETE re-reads the
+ * row after that commit, so the flag it tests is never stale.  With
+ * 0.1.0's SQL (no flows), the statements are the ones before flows.
+ */
+#define NOT_IN_FLOW(A) " AND " A "flow_id IS NULL"
+
+#define COMPLETE_SQL(QUAL, HISTORY_ROW) \
+	"WITH d AS (" \
+	"  DELETE FROM jobq.jobs" \
+	"  WHERE id = $1 AND token = $2" QUAL \
+	"  RETURNING *)," \
+	" h AS (" HISTORY_ROW("'completed'", "d.attempt", "d.token", "d.worker", "d.claimed_at", "$3", \
+						  "d.errors", "$4") \
+	" WHERE " KEEPS_HISTORY("d.queue") " RETURNING 1)" \
+	" SELECT (SELECT count(*) FROM d), EXISTS (SELECT 1 FROM h)," \
+	"   (SELECT d.queue FROM d), (SELECT d.claimed_at FROM d)"
+
 /* The plain complete: the job, if its queue keeps no history ($3: none does) */
-#define COMPLETE_PLAIN_SQL \
+#define COMPLETE_PLAIN_Q_SQL(QUAL) \
 	"DELETE FROM jobq.jobs j" \
-	" WHERE j.id = $1 AND j.token = $2 AND ($3 OR NOT " KEEPS_HISTORY("j.queue") ")"
+	" WHERE j.id = $1 AND j.token = $2 AND ($3 OR NOT " KEEPS_HISTORY("j.queue") ")" QUAL
+#define COMPLETE_PLAIN_SQL COMPLETE_PLAIN_Q_SQL("")
+
+#define COMPLETE_BATCH_SQL(QUAL) \
+	"WITH i AS (" \
+	"  SELECT * FROM unnest($1, $2, $4) AS i(id, token, result))," \
+	" d AS (" \
+	"  DELETE FROM jobq.jobs j USING i" \
+	"  WHERE j.id = i.id AND j.token = i.token" QUAL \
+	"  RETURNING j.*, i.result AS new_result)," \
+	" h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")" \
+	" SELECT d.id, d.token, " KEEPS_HISTORY("d.queue") ", d.queue, d.claimed_at FROM d"
+
+#define COMPLETE_BATCH_PLAIN_SQL(QUAL) \
+	"DELETE FROM jobq.jobs j" \
+	" USING unnest($1, $2) AS i(id, token)" \
+	" WHERE j.id = i.id AND j.token = i.token" \
+	"   AND ($3 OR NOT " KEEPS_HISTORY("j.queue") ")" QUAL \
+	" RETURNING j.id, j.token, j.queue, j.claimed_at"
 
 /* The errors of a failed job (alias A): the attempt's end, with its text */
 #define FAIL_ERRORS_SQL(A, AT, MSG, TRUNC) \
 	JOBQ_ATTEMPT_END_SQL(A, AT, "'failed'", MSG, TRUNC)
+
+#define FAIL_DEAD_SQL(QUAL, HISTORY_ROW) \
+	"WITH d AS (" \
+	"  DELETE FROM jobq.jobs WHERE id = $1 AND token = $2" QUAL \
+	"  RETURNING *)" \
+	" " HISTORY_ROW("'dead'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$3", \
+					FAIL_ERRORS_SQL("d", "$3", "$4", "$5"), "NULL") \
+	" RETURNING queue, claimed_at"
 
 /*
  * The statements.  Every one finds the job by id and token (the fence,
@@ -106,6 +147,15 @@ enum
 	ST_FAIL_DEAD,
 	ST_EXTEND,
 	ST_RELEASE,
+	/* flows (0.2.0's SQL): the same outside flows, and the flow paths */
+	ST_COMPLETE_NF,
+	ST_COMPLETE_PLAIN_NF,
+	ST_COMPLETE_PLAIN_COUNTED_NF,
+	ST_COMPLETE_BATCH_NF,
+	ST_COMPLETE_BATCH_PLAIN_NF,
+	ST_FAIL_DEAD_NF,
+	ST_COMPLETE_FLOW,
+	ST_FAIL_DEAD_FLOW,
 	NUM_STATEMENTS
 };
 
@@ -122,13 +172,7 @@ enum
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	/* $1 id, $2 token, $3 finished_at, $4 result */
 	[ST_COMPLETE] = {"complete",
-		"WITH d AS ("
-		"  DELETE FROM jobq.jobs"
-		"  WHERE id = $1 AND token = $2"
-		"  RETURNING *),"
-		" h AS (" COMPLETE_INTO_HISTORY("$4") " RETURNING 1)"
-		" SELECT (SELECT count(*) FROM d), EXISTS (SELECT 1 FROM h),"
-		"   (SELECT d.queue FROM d), (SELECT d.claimed_at FROM d)",
+		COMPLETE_SQL("", JOBQ_HISTORY_ROW_SQL),
 		4, {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID}},
 	/*
 	 * $1 id, $2 token, $3 whether no queue keeps history; _counted returns
@@ -143,22 +187,11 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		3, {INT8OID, UUIDOID, BOOLOID}},
 	/* $1 ids, $2 tokens, $3 finished_at, $4 results */
 	[ST_COMPLETE_BATCH] = {"complete_batch",
-		"WITH i AS ("
-		"  SELECT * FROM unnest($1, $2, $4) AS i(id, token, result)),"
-		" d AS ("
-		"  DELETE FROM jobq.jobs j USING i"
-		"  WHERE j.id = i.id AND j.token = i.token"
-		"  RETURNING j.*, i.result AS new_result),"
-		" h AS (" COMPLETE_INTO_HISTORY("d.new_result") ")"
-		" SELECT d.id, d.token, " KEEPS_HISTORY("d.queue") ", d.queue, d.claimed_at FROM d",
+		COMPLETE_BATCH_SQL(""),
 		4, {INT8ARRAYOID, UUIDARRAYOID, TIMESTAMPTZOID, JSONBARRAYOID}},
 	/* $1 ids, $2 tokens, $3 whether no queue keeps history */
 	[ST_COMPLETE_BATCH_PLAIN] = {"complete_batch_plain",
-		"DELETE FROM jobq.jobs j"
-		" USING unnest($1, $2) AS i(id, token)"
-		" WHERE j.id = i.id AND j.token = i.token"
-		"   AND ($3 OR NOT " KEEPS_HISTORY("j.queue") ")"
-		" RETURNING j.id, j.token, j.queue, j.claimed_at",
+		COMPLETE_BATCH_PLAIN_SQL(""),
 		3, {INT8ARRAYOID, UUIDARRAYOID, BOOLOID}},
 	/* $1 id, $2 token */
 	[ST_ALREADY_COMPLETED] = {"already_completed",
@@ -187,12 +220,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		7, {INT8OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, BOOLOID, BOOLOID}},
 	/* $1 id, $2 token, $3 now, $4 error, $5 cut */
 	[ST_FAIL_DEAD] = {"fail_dead",
-		"WITH d AS ("
-		"  DELETE FROM jobq.jobs WHERE id = $1 AND token = $2"
-		"  RETURNING *)"
-		" " JOBQ_HISTORY_ROW_SQL("'dead'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$3",
-								 FAIL_ERRORS_SQL("d", "$3", "$4", "$5"), "NULL")
-		" RETURNING queue, claimed_at",
+		FAIL_DEAD_SQL("", JOBQ_HISTORY_ROW_SQL),
 		5, {INT8OID, UUIDOID, TIMESTAMPTZOID, TEXTOID, BOOLOID}},
 	/* $1 id, $2 token, $3 now, $4 lease or NULL (the queue's) */
 	[ST_EXTEND] = {"extend",
@@ -212,6 +240,31 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"   AND q.name = j.queue"
 		" RETURNING j.queue, q.notify AND NOT q.paused, NOT q.paused",
 		3, {INT8OID, UUIDOID, TIMESTAMPTZOID}},
+	/* flows: as above, with the job outside flows or in one */
+	[ST_COMPLETE_NF] = {"complete_nf",
+		COMPLETE_SQL(NOT_IN_FLOW(""), JOBQ_HISTORY_ROW_SQL),
+		4, {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID}},
+	[ST_COMPLETE_PLAIN_NF] = {"complete_plain_nf",
+		COMPLETE_PLAIN_Q_SQL(NOT_IN_FLOW("j.")),
+		3, {INT8OID, UUIDOID, BOOLOID}},
+	[ST_COMPLETE_PLAIN_COUNTED_NF] = {"complete_plain_counted_nf",
+		COMPLETE_PLAIN_Q_SQL(NOT_IN_FLOW("j.")) " RETURNING j.queue, j.claimed_at",
+		3, {INT8OID, UUIDOID, BOOLOID}},
+	[ST_COMPLETE_BATCH_NF] = {"complete_batch_nf",
+		COMPLETE_BATCH_SQL(NOT_IN_FLOW("j.")),
+		4, {INT8ARRAYOID, UUIDARRAYOID, TIMESTAMPTZOID, JSONBARRAYOID}},
+	[ST_COMPLETE_BATCH_PLAIN_NF] = {"complete_batch_plain_nf",
+		COMPLETE_BATCH_PLAIN_SQL(NOT_IN_FLOW("j.")),
+		3, {INT8ARRAYOID, UUIDARRAYOID, BOOLOID}},
+	[ST_FAIL_DEAD_NF] = {"fail_dead_nf",
+		FAIL_DEAD_SQL(NOT_IN_FLOW(""), JOBQ_HISTORY_ROW_SQL),
+		5, {INT8OID, UUIDOID, TIMESTAMPTZOID, TEXTOID, BOOLOID}},
+	[ST_COMPLETE_FLOW] = {"complete_flow",
+		COMPLETE_SQL("", JOBQ_HISTORY_ROW_FLOW_SQL),
+		4, {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID}},
+	[ST_FAIL_DEAD_FLOW] = {"fail_dead_flow",
+		FAIL_DEAD_SQL("", JOBQ_HISTORY_ROW_FLOW_SQL),
+		5, {INT8OID, UUIDOID, TIMESTAMPTZOID, TEXTOID, BOOLOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -219,6 +272,13 @@ static SPIPlanPtr plans[NUM_STATEMENTS];
 const JobqStatements jobq_ack_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 static bool history_first = false;
+
+/*
+ * STMT
+ *	  Statement st, or with flows (0.2.0's SQL) its variant for jobs
+ *	  outside flows, st_NF.
+ */
+#define STMT(flows, st) ((flows) ? st##_NF : st)
 
 /*
  * plain_first
@@ -300,7 +360,7 @@ already_completed(Datum id, Datum token)
  *	  values as in jobq_complete.
  */
 static bool
-complete_one_plain(Datum *values, bool any_history)
+complete_one_plain(Datum *values, bool any_history, bool flows)
 {
 	Datum		args[3] = {values[0], values[1], BoolGetDatum(!any_history)};
 	int			rc;
@@ -309,7 +369,8 @@ complete_one_plain(Datum *values, bool any_history)
 	bool		counting = jobq_counters_available() || jobq_finished_any();
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements,
-									counting ? ST_COMPLETE_PLAIN_COUNTED : ST_COMPLETE_PLAIN),
+									counting ? STMT(flows, ST_COMPLETE_PLAIN_COUNTED) :
+									STMT(flows, ST_COMPLETE_PLAIN)),
 						  args, NULL, false, 0);
 	jobq_spi_check(rc, counting ? SPI_OK_DELETE_RETURNING : SPI_OK_DELETE, "complete");
 	jobq_count_rows(JOBQ_EV_COMPLETED_GONE, 1, 2, jobq_now());
@@ -324,19 +385,39 @@ complete_one_plain(Datum *values, bool any_history)
  *	  queue keeps history (then *kept).
  */
 static bool
-complete_one_history(Datum *values, char *nulls, bool *kept)
+complete_one_history(Datum *values, char *nulls, bool *kept, int st)
 {
 	bool		isnull;
 	bool		done;
 	int			rc;
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE),
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, st),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "complete");
 	done = jobq_spi_getint64(0, COL_COMPLETE_COUNT, &isnull) > 0;
 	*kept = jobq_spi_getbool(0, COL_COMPLETE_KEPT, &isnull);
 	jobq_count_completed_rows(3, 4, COL_COMPLETE_KEPT, DatumGetTimestampTz(values[2]));
 	jobq_finished_rows(JOBQ_AWAIT_COMPLETED, 0, DatumGetInt64(values[0]), 3);
+	return done;
+}
+
+/*
+ * complete_one_flow
+ *	  The complete of a job in a flow (one the statements for jobs outside
+ *	  flows did not find): delete it, write its history row with its
+ *	  flow_id, and resolve its dependents (flows.c).  values and nulls as
+ *	  in jobq_complete.
+ */
+static bool
+complete_one_flow(Datum *values, char *nulls)
+{
+	bool		kept;
+	bool		done = complete_one_history(values, nulls, &kept, ST_COMPLETE_FLOW);
+
+	if (done)
+		jobq_flow_completed(DatumGetInt64(values[0]),
+							nulls[3] == 'n' ? NULL : DatumGetJsonbP(values[3]),
+							DatumGetTimestampTz(values[2]));
 	return done;
 }
 
@@ -355,6 +436,7 @@ jobq_complete(PG_FUNCTION_ARGS)
 	Datum		values[4];
 	char		nulls[4] = {' ', ' ', ' ', ' '};
 	bool		any_history;
+	bool		flows;
 	bool		kept;
 	bool		done;
 	bool		grouped;
@@ -380,13 +462,17 @@ jobq_complete(PG_FUNCTION_ARGS)
 	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
 	grouped = jobq_any_grouped_queue() && jobq_grouped_job(values[0], values[1], &group_job);
 	any_history = jobq_any_history_queue();
+	flows = jobq_flows_available();
 	/* the statement with history takes what the plain one did not */
-	done = plain_first(any_history) && complete_one_plain(values, any_history);
+	done = plain_first(any_history) && complete_one_plain(values, any_history, flows);
 	if (!done && any_history)
 	{
-		done = complete_one_history(values, nulls, &kept);
+		done = complete_one_history(values, nulls, &kept, STMT(flows, ST_COMPLETE));
 		learn_history_use(done, kept);
 	}
+	/* and the flow path what neither took */
+	if (!done && flows)
+		done = complete_one_flow(values, nulls);
 	if (done && grouped)
 		jobq_group_changed(&group_job, JOBQ_GROUP_FINISHED, DatumGetTimestampTz(values[2]));
 	if (done)
@@ -447,13 +533,13 @@ mark_accepted(bool *accepted, Datum *id_items, Datum *token_items, int n, int *k
  *	  returns how many.  values as in jobq_complete_batch.
  */
 static int
-complete_many_plain(Datum *values, bool any_history, bool *accepted, Datum *id_items,
-					Datum *token_items, int n)
+complete_many_plain(Datum *values, bool any_history, bool flows, bool *accepted,
+					Datum *id_items, Datum *token_items, int n)
 {
 	Datum		args[3] = {values[0], values[1], BoolGetDatum(!any_history)};
 	int			rc;
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE_BATCH_PLAIN),
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, STMT(flows, ST_COMPLETE_BATCH_PLAIN)),
 						  args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_DELETE_RETURNING, "complete batch");
 	jobq_count_rows(JOBQ_EV_COMPLETED_GONE, 3, 4, jobq_now());
@@ -468,12 +554,12 @@ complete_many_plain(Datum *values, bool any_history, bool *accepted, Datum *id_i
  *	  of them went to history.
  */
 static int
-complete_many_history(Datum *values, char *nulls, bool *accepted, Datum *id_items,
-					  Datum *token_items, int n, int *kept)
+complete_many_history(Datum *values, char *nulls, bool flows, bool *accepted,
+					  Datum *id_items, Datum *token_items, int n, int *kept)
 {
 	int			rc;
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_COMPLETE_BATCH),
+	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, STMT(flows, ST_COMPLETE_BATCH)),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "complete batch");
 	jobq_count_completed_rows(4, 5, COL_BATCH_KEPT, DatumGetTimestampTz(values[2]));
@@ -547,6 +633,7 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	bool	   *accepted;
 	Datum	   *result_items = NULL;
 	bool	   *result_nulls = NULL;
+	bool		flows;
 	JobqGroupedJob *grouped = NULL;
 	int			ngrouped;
 
@@ -611,18 +698,33 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	jobq_check_jobs(values[0], JOBQ_PRIV_CLAIM);
 	ngrouped = jobq_any_grouped_queue() ? jobq_grouped_jobs(values[0], &grouped) : 0;
 	any_history = jobq_any_history_queue();
+	flows = jobq_flows_available();
 	accepted = palloc0(sizeof(bool) * n);
 	/* the statement with history takes what the plain one did not */
 	taken = plain_first(any_history) ?
-		complete_many_plain(values, any_history, accepted, id_items, token_items, n) : 0;
+		complete_many_plain(values, any_history, flows, accepted, id_items, token_items, n) : 0;
 	if (taken < n && any_history)
 	{
 		int			kept;
-		int			completed = complete_many_history(values, nulls, accepted, id_items,
+		int			completed = complete_many_history(values, nulls, flows, accepted, id_items,
 													  token_items, n, &kept);
 
 		learn_history_use(completed > 0, kept > 0);
 	}
+	/* jobs in flows: what neither statement took (one at a time) */
+	for (int i = 0; flows && i < n; i++)
+		if (!accepted[i])
+		{
+			Datum		fv[4] = {id_items[i], token_items[i], values[2], (Datum) 0};
+			char		fn[4] = {' ', ' ', ' ', 'n'};
+
+			if (result_items != NULL && !result_nulls[i])
+			{
+				fv[3] = result_items[i];
+				fn[3] = ' ';
+			}
+			accepted[i] = complete_one_flow(fv, fn);
+		}
 	if (ngrouped > 0)
 		groups_completed(grouped, ngrouped, accepted, id_items, n,
 						 DatumGetTimestampTz(values[2]));
@@ -808,13 +910,28 @@ jobq_fail(PG_FUNCTION_ARGS)
 		/* No attempts left, permanent, or stale: try the dead-letter move. */
 		Datum		dv[5] = {values[0], values[1], values[3], values[4], values[5]};
 		char		dn[5] = {' ', ' ', ' ', nulls[4], ' '};
+		bool		flows = jobq_flows_available();
+		bool		in_flow = false;
 
-		rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_FAIL_DEAD),
+		rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, STMT(flows, ST_FAIL_DEAD)),
 							  dv, dn, false, 0);
 		jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "fail (dead)");
 		jobq_count_rows(JOBQ_EV_FAILED_DEAD, 1, 2, now);
 		jobq_finished_rows(JOBQ_AWAIT_DEAD, 0, DatumGetInt64(values[0]), 1);
-		if (SPI_processed > 0)
+		if (SPI_processed == 0 && flows)
+		{
+			/* a job in a flow: its dependents follow their policies */
+			rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_FAIL_DEAD_FLOW),
+								  dv, dn, false, 0);
+			jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "fail (dead)");
+			jobq_count_rows(JOBQ_EV_FAILED_DEAD, 1, 2, now);
+			jobq_finished_rows(JOBQ_AWAIT_DEAD, 0, DatumGetInt64(values[0]), 1);
+			in_flow = SPI_processed > 0;
+		}
+		if (in_flow)
+			jobq_flow_failed(DatumGetInt64(values[0]), "dead",
+							 err == NULL ? NULL : text_to_cstring(err), now);
+		if (SPI_processed > 0 || in_flow)
 		{
 			outcome = "dead";
 			jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_DEAD, now,

@@ -25,6 +25,8 @@
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(jobq_retry);
+PG_FUNCTION_INFO_V1(jobq_retry_0_2);
+PG_FUNCTION_INFO_V1(jobq_cancel_flow);
 PG_FUNCTION_INFO_V1(jobq_retry_queue);
 PG_FUNCTION_INFO_V1(jobq_cancel);
 PG_FUNCTION_INFO_V1(jobq_purge);
@@ -45,6 +47,21 @@ static const char *const finished_states[] = {JOBQ_JOB_STATES(FINISHED_STATE)};
 	"  WHERE queue = $1 AND state = 'dead' ORDER BY id" \
 	"  FOR UPDATE SKIP LOCKED),"
 
+/*
+ * The cancel of a ready job.  With flows (0.2.0's SQL) it takes only jobs
+ * outside flows (QUAL), and a job in a flow goes to ST_CANCEL_FLOW after
+ * it: in that order, because a child enqueued meanwhile sets the job's
+ * flow_id under the row lock this DELETE waits for, and the DELETE then
+ * re-checks the new row version and leaves it to the flow cancel.  (The
+ * other order would not see a flow_id that was NULL in its snapshot.)
+ */
+#define CANCEL_READY_SQL(QUAL) \
+	"WITH d AS (DELETE FROM jobq.jobs WHERE id = $1 AND state = 'ready'" QUAL \
+	"  RETURNING *)" \
+	" " JOBQ_HISTORY_ROW_SQL("'cancelled'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$2", \
+							 "d.errors", "NULL") \
+	" RETURNING queue"
+
 enum
 {
 	ST_RETRY_JOB,
@@ -54,6 +71,11 @@ enum
 	ST_CANCEL_READY,
 	ST_CANCEL_DEAD,
 	ST_PURGE,
+	/* flows (0.2.0's SQL) */
+	ST_RETRY_JOB_FLOW,
+	ST_RETRY_QUEUE_FLOW,
+	ST_CANCEL_FLOW,
+	ST_CANCEL_READY_NF,
 	NUM_STATEMENTS
 };
 
@@ -74,11 +96,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		2, {TEXTOID, TIMESTAMPTZOID}},
 	/* $1 id, $2 now */
 	[ST_CANCEL_READY] = {"cancel_ready",
-		"WITH d AS (DELETE FROM jobq.jobs WHERE id = $1 AND state = 'ready'"
-		"  RETURNING *)"
-		" " JOBQ_HISTORY_ROW_SQL("'cancelled'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$2",
-								 "d.errors", "NULL")
-		" RETURNING queue",
+		CANCEL_READY_SQL(""),
 		2, {INT8OID, TIMESTAMPTZOID}},
 	[ST_CANCEL_DEAD] = {"cancel_dead",
 		"UPDATE jobq.history SET state = 'cancelled', finished_at = $2"
@@ -93,6 +111,34 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" RETURNING queue, state)"
 		" SELECT (SELECT count(*) FROM d)," JOBQ_FINISHED_COUNTS_SQL("d"),
 		3, {TEXTOID, TIMESTAMPTZOID, TEXTOID}},
+	/* flows: the re-drives keeping flow_id, returning the ids too */
+	[ST_RETRY_JOB_FLOW] = {"retry_job_flow",
+		"WITH c AS (SELECT id FROM jobq.history"
+		"  WHERE id = $1 AND state = 'dead' FOR UPDATE),"
+		JOBQ_REDRIVE_FLOW_SQL,
+		2, {INT8OID, TIMESTAMPTZOID}},
+	[ST_RETRY_QUEUE_FLOW] = {"retry_queue_flow",
+		"WITH c AS (SELECT id FROM jobq.history"
+		"  WHERE queue = $1 AND state = 'dead' ORDER BY id"
+		"  FOR UPDATE SKIP LOCKED),"
+		JOBQ_REDRIVE_FLOW_SQL,
+		2, {TEXTOID, TIMESTAMPTZOID}},
+
+	/*
+	 * $1 id, $2 now: a ready or waiting job in a flow, cancelled; returns
+	 * its queue and the state it was in
+	 */
+	[ST_CANCEL_FLOW] = {"cancel_flow_job",
+		"WITH d AS (DELETE FROM jobq.jobs WHERE id = $1 AND flow_id IS NOT NULL"
+		"  AND state IN ('ready', 'waiting') RETURNING *),"
+		" h AS (" JOBQ_HISTORY_ROW_FLOW_SQL("'cancelled'", "d.attempt", "NULL", "d.worker",
+											"d.claimed_at", "$2", "d.errors", "NULL")
+		"  RETURNING 1)"
+		" SELECT d.queue, d.state::text, (SELECT count(*) FROM h) FROM d",
+		2, {INT8OID, TIMESTAMPTZOID}},
+	[ST_CANCEL_READY_NF] = {"cancel_ready_nf",
+		CANCEL_READY_SQL(" AND flow_id IS NULL"),
+		2, {INT8OID, TIMESTAMPTZOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -135,6 +181,9 @@ redriven_groups(void)
 		jobq_groups_redriven(jobs, n);
 }
 
+/* The ids the last flow re-drive moved (JOBQ_REDRIVE_FLOW_SQL), or NULL */
+static int64 *redriven_ids = NULL;
+
 /*
  * jobq_run_redrive
  *	  Execute a re-drive plan (a statement ending in JOBQ_REDRIVE_SQL),
@@ -150,6 +199,18 @@ jobq_run_redrive(SPIPlanPtr plan, Datum *values, const char *nulls)
 	jobq_spi_check(rc, SPI_OK_SELECT, "retry");
 	jobq_count_rows(JOBQ_EV_REDRIVEN, 1, 0, 0);
 	moved = SPI_processed;
+	redriven_ids = NULL;
+	if (moved > 0 && SPI_tuptable->tupdesc->natts >= 4)
+	{
+		/* JOBQ_REDRIVE_FLOW_SQL: keep the ids, for flows.c */
+		redriven_ids = palloc(sizeof(int64) * moved);
+		for (uint64 i = 0; i < moved; i++)
+		{
+			bool		isnull;
+
+			redriven_ids[i] = jobq_spi_getint64(i, 4, &isnull);
+		}
+	}
 	for (uint64 i = 0; i < moved; i++)
 	{
 		bool		isnull;
@@ -171,11 +232,12 @@ jobq_run_redrive(SPIPlanPtr plan, Datum *values, const char *nulls)
  *	  Re-drive one dead job.  false when the job is not dead, or when a
  *	  live job now holds its dedupe key (it then stays dead).
  */
-Datum
-jobq_retry(PG_FUNCTION_ARGS)
+static bool
+retry_one(FunctionCallInfo fcinfo, bool with_dependents)
 {
 	Datum		values[2];
 	int64		moved;
+	bool		flows;
 
 	jobq_require(fcinfo, 0, "id");
 	values[0] = PG_GETARG_DATUM(0);
@@ -183,12 +245,38 @@ jobq_retry(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	jobq_check_job(values[0], JOBQ_PRIV_ADMIN);
+	flows = jobq_flows_available();
 	moved = jobq_run_redrive(jobq_plan(&jobq_admin_statements,
-									   jobq_any_grouped_queue() ? ST_RETRY_JOB_GROUPED : ST_RETRY_JOB),
+									   jobq_any_grouped_queue() ? ST_RETRY_JOB_GROUPED :
+									   flows ? ST_RETRY_JOB_FLOW : ST_RETRY_JOB),
 							 values, NULL);
-	jobq_audit_record("retry", NULL, jobq_audit_id_array(values[0]), NULL, moved, NULL);
+	if (moved > 0 && flows)
+		(void) jobq_flow_redriven(DatumGetInt64(values[0]), with_dependents,
+								  DatumGetTimestampTz(values[1]));
+	jobq_audit_record("retry", NULL, jobq_audit_id_array(values[0]), NULL, moved,
+					  "with_dependents", with_dependents ? "true" : NULL, NULL);
 	jobq_spi_finish();
-	PG_RETURN_BOOL(moved > 0);
+	return moved > 0;
+}
+
+Datum
+jobq_retry(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(retry_one(fcinfo, false));
+}
+
+/*
+ * jobq_retry(id bigint, with_dependents boolean) -> boolean
+ *	  (C name jobq_retry_0_2)
+ *	  0.2.0: as jobq_retry(id); a job in a flow also takes back the edges
+ *	  its failure blocked, and with with_dependents the dependents its
+ *	  failure cancelled come back waiting (flows.c, jobq_flow_redriven).
+ */
+Datum
+jobq_retry_0_2(PG_FUNCTION_ARGS)
+{
+	jobq_require(fcinfo, 1, "with_dependents");
+	PG_RETURN_BOOL(retry_one(fcinfo, PG_GETARG_BOOL(1)));
 }
 
 /*
@@ -217,19 +305,90 @@ jobq_retry_queue(PG_FUNCTION_ARGS)
 	text	   *queue = jobq_queue_arg(fcinfo, 0);
 	Datum		values[2];
 	int64		moved;
+	bool		flows;
 
 	values[0] = PointerGetDatum(queue);
 	values[1] = TimestampTzGetDatum(jobq_now());
 
 	jobq_spi_connect();
 	require_queue_exists(queue);
+	flows = jobq_flows_available();
 	moved = jobq_run_redrive(jobq_plan(&jobq_admin_statements,
 									   jobq_any_grouped_queue() ? ST_RETRY_QUEUE_GROUPED :
-									   ST_RETRY_QUEUE),
+									   flows ? ST_RETRY_QUEUE_FLOW : ST_RETRY_QUEUE),
 							 values, NULL);
+	if (flows && redriven_ids != NULL)
+	{
+		int64	   *ids = redriven_ids;
+
+		/* jobs of flows among them: their blocked edges wait again */
+		for (int64 i = 0; i < moved; i++)
+			(void) jobq_flow_redriven(ids[i], false, DatumGetTimestampTz(values[1]));
+	}
 	jobq_audit_record("retry_queue", queue, (Datum) 0, NULL, moved, NULL);
 	jobq_spi_finish();
 	PG_RETURN_INT64(moved);
+}
+
+/*
+ * cancel_flow_job
+ *	  Cancel a ready or waiting job of a flow (values as in jobq_cancel),
+ *	  and apply its dependents' policies (flows.c).  Returns whether it
+ *	  did; a job outside flows is left to the statements of jobq_cancel.
+ */
+static bool
+cancel_flow_job(Datum *values)
+{
+	int			rc;
+	bool		isnull;
+	text	   *queue;
+	char	   *was;
+
+	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_FLOW),
+						  values, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "cancel job of a flow");
+	jobq_finished_rows(JOBQ_AWAIT_CANCELLED, 0, DatumGetInt64(values[0]), 1);
+	if (SPI_processed == 0)
+		return false;
+	queue = DatumGetTextPP(SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0],
+														   SPI_tuptable->tupdesc, 1, &isnull),
+											 false, -1));
+	was = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+											&isnull));
+	jobq_count(queue, strcmp(was, "waiting") == 0 ? JOBQ_EV_CANCELLED_WAITING :
+			   JOBQ_EV_CANCELLED_READY, 1);
+	jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_CANCELLED,
+					DatumGetTimestampTz(values[1]), NULL);
+	jobq_flow_failed(DatumGetInt64(values[0]), "cancelled", NULL,
+					 DatumGetTimestampTz(values[1]));
+	return true;
+}
+
+/*
+ * cancel_live
+ *	  Cancel the job if it is ready (or, in a flow, waiting); values are
+ *	  ($1 id, $2 now).  Returns whether it did.
+ */
+static bool
+cancel_live(Datum *values)
+{
+	bool		flows = jobq_flows_available();
+	bool		done;
+	int			rc;
+
+	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements,
+									flows ? ST_CANCEL_READY_NF : ST_CANCEL_READY),
+						  values, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "cancel ready job");
+	jobq_count_rows(JOBQ_EV_CANCELLED_READY, 1, 0, 0);
+	jobq_finished_rows(JOBQ_AWAIT_CANCELLED, 0, DatumGetInt64(values[0]), 1);
+	done = SPI_processed > 0;
+	if (done)
+		jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_CANCELLED,
+						DatumGetTimestampTz(values[1]), NULL);
+	else if (flows)
+		done = cancel_flow_job(values);
+	return done;
 }
 
 /*
@@ -269,6 +428,42 @@ jobq_cancel(PG_FUNCTION_ARGS)
 }
 
 /*
+ * jobq_cancel_flow(flow_id bigint) -> bigint
+ *	  Cancel every ready and waiting job of a flow (running ones finish;
+ *	  what they would have readied is cancelled with the rest, or by its
+ *	  policy when they end); returns how many jobs were cancelled.
+ */
+Datum
+jobq_cancel_flow(PG_FUNCTION_ARGS)
+{
+	int64		flow;
+	int64	   *ids;
+	int			n;
+	int			left;
+	Datum		values[2];
+
+	jobq_require(fcinfo, 0, "flow_id");
+	flow = PG_GETARG_INT64(0);
+	values[1] = TimestampTzGetDatum(jobq_now());
+
+	jobq_spi_connect();
+	ids = jobq_flow_live_jobs(flow, &n);
+	for (int i = 0; i < n; i++)
+		jobq_check_job(Int64GetDatum(ids[i]), JOBQ_PRIV_ADMIN);
+	/* a cancel cascades to the waiting jobs behind it: fewer calls than jobs */
+	for (int i = 0; i < n; i++)
+	{
+		values[0] = Int64GetDatum(ids[i]);
+		(void) cancel_live(values);
+	}
+	(void) jobq_flow_live_jobs(flow, &left);
+	jobq_audit_record("cancel_flow", NULL, (Datum) 0, NULL, n - left,
+					  "flow_id", psprintf(INT64_FORMAT, flow), NULL);
+	jobq_spi_finish();
+	PG_RETURN_INT64(n - left);
+}
+
+/*
  * jobq_cancel_if_ready
  *	  Cancel the job if it is still ready (await's cancel_on_timeout): the
  *	  statement of jobq_cancel, inside SPI, privileges checked by the
@@ -281,17 +476,9 @@ jobq_cancel_if_ready(Datum id)
 	JobqGroupedJob group_job;
 	bool		grouped = jobq_any_grouped_queue() &&
 		jobq_grouped_job(id, (Datum) 0, &group_job);
-	int			rc;
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_CANCEL_READY),
-						  values, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "cancel ready job");
-	jobq_count_rows(JOBQ_EV_CANCELLED_READY, 1, 0, 0);
-	jobq_finished_rows(JOBQ_AWAIT_CANCELLED, 0, DatumGetInt64(id), 1);
-	if (SPI_processed == 0)
+	if (!cancel_live(values))
 		return false;
-	jobq_await_note(DatumGetInt64(id), JOBQ_AWAIT_CANCELLED,
-					DatumGetTimestampTz(values[1]), NULL);
 	if (grouped)
 		jobq_group_changed(&group_job, JOBQ_GROUP_READY_GONE, DatumGetTimestampTz(values[1]));
 	return true;

@@ -94,7 +94,8 @@ static HTAB *entries = NULL;
  */
 typedef struct EventEffect
 {
-	int8		state[JOBQ_COUNT_STATES];	/* pending running completed dead cancelled */
+	int8		state[JOBQ_COUNT_STATES];	/* pending running completed dead cancelled
+											 * waiting */
 	int8		metric[JOBQ_METRICS];	/* in JOBQ_METRIC_COUNTERS order */
 } EventEffect;
 
@@ -121,6 +122,10 @@ static const EventEffect event_effects[JOBQ_COUNT_EVENTS] = {
 	[JOBQ_EV_POPPED_KEPT] = {{-1, 0, 1, 0, 0},
 	{[JOBQ_METRIC_claimed] = 1, [JOBQ_METRIC_completed] = 1}},
 	[JOBQ_EV_STALE_ACK] = {{0}, {[JOBQ_METRIC_stale_acks] = 1}},
+	[JOBQ_EV_ENQUEUED_WAITING] = {{0, 0, 0, 0, 0, 1}, {[JOBQ_METRIC_enqueued] = 1}},
+	[JOBQ_EV_UNBLOCKED] = {{1, 0, 0, 0, 0, -1}, {0}},
+	[JOBQ_EV_CANCELLED_WAITING] = {{0, 0, 0, 0, 1, -1}, {[JOBQ_METRIC_cancelled] = 1}},
+	[JOBQ_EV_REVIVED_WAITING] = {{0, 0, 0, 0, -1, 1}, {0}},
 };
 
 /*
@@ -831,7 +836,9 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"SELECT (SELECT q.created_at FROM jobq.queues q WHERE q.name = $1), "
 		COUNT_LIVE_SQL("ready") ", " COUNT_LIVE_SQL("running") ", "
 		COUNT_HISTORY_SQL("completed") ", " COUNT_HISTORY_SQL("dead") ", "
-		COUNT_HISTORY_SQL("cancelled"),
+		COUNT_HISTORY_SQL("cancelled") ", "
+		/* by text: 0.1.0's SQL has no such state, and no such job */
+		"(SELECT count(*) FROM jobq.jobs j WHERE j.queue = $1 AND j.state::text = 'waiting')",
 		1, {TEXTOID}},
 	[ST_ANY_PREPARED] = {"counts_any_prepared",
 		"SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_prepared_xacts p"

@@ -30,6 +30,7 @@ typedef enum JobqCountState
 	JOBQ_COUNT_COMPLETED,
 	JOBQ_COUNT_DEAD,
 	JOBQ_COUNT_CANCELLED,
+	JOBQ_COUNT_WAITING,			/* 0.2.0: waiting for dependencies */
 	JOBQ_COUNT_STATES
 } JobqCountState;
 
@@ -65,6 +66,11 @@ typedef enum JobqCountEvent
 	JOBQ_EV_POPPED,				/* ready -> gone (jobq_pop) */
 	JOBQ_EV_POPPED_KEPT,		/* ready -> completed (jobq_pop, history kept) */
 	JOBQ_EV_STALE_ACK,			/* a refused ack: counted at once */
+	/* flows (flows.c) */
+	JOBQ_EV_ENQUEUED_WAITING,	/* new waiting jobs */
+	JOBQ_EV_UNBLOCKED,			/* waiting -> ready */
+	JOBQ_EV_CANCELLED_WAITING,	/* waiting -> cancelled */
+	JOBQ_EV_REVIVED_WAITING,	/* cancelled -> waiting (retry with dependents) */
 	JOBQ_COUNT_EVENTS
 } JobqCountEvent;
 
@@ -186,6 +192,7 @@ typedef struct JobqQueueCounts
 	int64		completed;
 	int64		dead;
 	int64		cancelled;
+	int64		waiting;
 	bool		has_oldest;		/* a ready job is due */
 	int64		oldest_usecs;	/* how long the oldest has been due */
 	bool		exact;

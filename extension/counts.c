@@ -112,7 +112,8 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"  count(*) FILTER (WHERE state = 'ready' AND run_at > $2),"
 		"  count(*) FILTER (WHERE state = 'running'),"
 		"  count(*) FILTER (WHERE state = 'running' AND locked_until < $2),"
-		"  min(run_at) FILTER (WHERE state = 'ready' AND run_at <= $2)"
+		"  min(run_at) FILTER (WHERE state = 'ready' AND run_at <= $2),"
+		"  count(*) FILTER (WHERE state::text = 'waiting')"	/* 0.1.0's SQL has none */
 		" FROM jobq.jobs WHERE queue = $1",
 		2, {TEXTOID, TIMESTAMPTZOID}},
 	/* finished jobs, each state capped: completed, dead, cancelled */
@@ -195,6 +196,7 @@ count_from_counters(text *queue, const JobqCountsSnapshot *snap, TimestampTz now
 	c->completed = Max(snap->state[JOBQ_COUNT_COMPLETED], 0);
 	c->dead = Max(snap->state[JOBQ_COUNT_DEAD], 0);
 	c->cancelled = Max(snap->state[JOBQ_COUNT_CANCELLED], 0);
+	c->waiting = Max(snap->state[JOBQ_COUNT_WAITING], 0);
 	if (c->expired >= SPLIT_CAP)
 		c->exact = false;
 }
@@ -216,6 +218,7 @@ count_from_tables(text *queue, TimestampTz now, JobqQueueCounts *c)
 	c->running = col_int64(3);
 	c->expired = col_int64(4);
 	oldest_from(5, now, c);
+	c->waiting = col_int64(6);
 	rc = SPI_execute_plan(jobq_plan(&jobq_counts_statements, ST_HISTORY), args, NULL, true, 1);
 	jobq_spi_check(rc, SPI_OK_SELECT, "count finished jobs");
 	c->completed = col_int64(1);
@@ -292,7 +295,8 @@ jobq_counts_collect(text *queue, int *n)
 /*
  * jobq_counts(queue text DEFAULT NULL) -> setof (queue, paused, ready,
  *		delayed, running, expired, completed, dead, cancelled,
- *		oldest_ready_age, exact, as_of)
+ *		oldest_ready_age, exact, as_of, waiting)
+ *	  waiting (flows) is last, so that readers by position are unchanged.
  */
 Datum
 jobq_counts(PG_FUNCTION_ARGS)
@@ -309,8 +313,8 @@ jobq_counts(PG_FUNCTION_ARGS)
 	for (int i = 0; i < n; i++)
 	{
 		JobqQueueCounts *c = &counts[i];
-		Datum		v[12];
-		bool		nulls[12] = {false};
+		Datum		v[13];
+		bool		nulls[13] = {false};
 
 		v[0] = CStringGetTextDatum(c->queue);
 		v[1] = BoolGetDatum(c->paused);
@@ -325,6 +329,7 @@ jobq_counts(PG_FUNCTION_ARGS)
 		nulls[9] = !c->has_oldest;
 		v[10] = BoolGetDatum(c->exact);
 		v[11] = TimestampTzGetDatum(c->as_of);
+		v[12] = Int64GetDatum(c->waiting);	/* 0.2.0 with flows: last column */
 		tuplestore_putvalues(store, desc, v, nulls);
 	}
 	jobq_spi_finish();

@@ -34,6 +34,7 @@
 
 PG_FUNCTION_INFO_V1(jobq_enqueue);
 PG_FUNCTION_INFO_V1(jobq_enqueue_batch);
+PG_FUNCTION_INFO_V1(jobq_enqueue_0_2);
 
 /* Arguments shared by both functions */
 #define ARG_QUEUE			0
@@ -44,6 +45,10 @@ PG_FUNCTION_INFO_V1(jobq_enqueue_batch);
 #define ARG_MAX_ATTEMPTS	5
 #define ARG_DEDUPE			6
 #define ARG_GROUP			7	/* 0.2.0's SQL: group_key, group_keys */
+/* jobq_enqueue 0.2 (flows) */
+#define ARG_DEPENDS_ON		8
+#define ARG_ON_DEP_FAILURE	9
+#define ARG_FLOW_ID			10
 
 /* How often a dedupe conflict is retried when the holder vanishes */
 #define DEDUPE_RETRIES		10
@@ -144,6 +149,34 @@ typedef struct EnqueueArgs
 } EnqueueArgs;
 
 /*
+ * jobq_enqueue_run_at
+ *	  When a job enqueued at now with run_at and delay (each NULL when not
+ *	  given) is due: they are exclusive; neither means now; a past run_at
+ *	  means now; more than a year ahead, or infinite, is 22023.
+ */
+TimestampTz
+jobq_enqueue_run_at(TimestampTz now, const TimestampTz *run_at, Interval *delay)
+{
+	if (run_at != NULL && delay != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("run_at and delay cannot both be given")));
+	if (delay != NULL)
+		return jobq_add_interval(now, jobq_check_interval(delay, "delay", 0,
+														  JOBQ_DELAY_MAX_USECS));
+	if (run_at != NULL)
+	{
+		if (TIMESTAMP_NOT_FINITE(*run_at) || *run_at - now > JOBQ_DELAY_MAX_USECS)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("run_at must be finite and at most 365 days ahead")));
+		/* a past run_at means now: it must not jump ahead of older jobs */
+		return Max(*run_at, now);
+	}
+	return now;
+}
+
+/*
  * read_common_args
  *	  Validate queue, run_at/delay, priority and max_attempts.  run_at and
  *	  delay are exclusive; neither means now.  A run_at in the past means
@@ -153,33 +186,14 @@ typedef struct EnqueueArgs
 static void
 read_common_args(FunctionCallInfo fcinfo, EnqueueArgs *args)
 {
+	TimestampTz run_at;
+
 	args->queue = jobq_queue_arg(fcinfo, ARG_QUEUE);
 	args->now = jobq_now();
-	args->run_at = args->now;
-
-	if (!PG_ARGISNULL(ARG_RUN_AT) && !PG_ARGISNULL(ARG_DELAY))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("run_at and delay cannot both be given")));
-	if (!PG_ARGISNULL(ARG_DELAY))
-	{
-		Interval   *delay = jobq_check_interval(PG_GETARG_INTERVAL_P(ARG_DELAY), "delay",
-												0, JOBQ_DELAY_MAX_USECS);
-
-		args->run_at = jobq_add_interval(args->now, delay);
-	}
-	if (!PG_ARGISNULL(ARG_RUN_AT))
-	{
-		TimestampTz run_at = PG_GETARG_TIMESTAMPTZ(ARG_RUN_AT);
-
-		if (TIMESTAMP_NOT_FINITE(run_at) ||
-			run_at - args->now > JOBQ_DELAY_MAX_USECS)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("run_at must be finite and at most 365 days ahead")));
-		/* a past run_at means now: it must not jump ahead of older jobs */
-		args->run_at = Max(run_at, args->now);
-	}
+	run_at = PG_ARGISNULL(ARG_RUN_AT) ? 0 : PG_GETARG_TIMESTAMPTZ(ARG_RUN_AT);
+	args->run_at = jobq_enqueue_run_at(args->now, PG_ARGISNULL(ARG_RUN_AT) ? NULL : &run_at,
+									   PG_ARGISNULL(ARG_DELAY) ? NULL :
+									   PG_GETARG_INTERVAL_P(ARG_DELAY));
 
 	jobq_require(fcinfo, ARG_PRIORITY, "priority");
 	jobq_check_int_range(PG_GETARG_INT32(ARG_PRIORITY), "priority",
@@ -194,11 +208,11 @@ read_common_args(FunctionCallInfo fcinfo, EnqueueArgs *args)
 }
 
 /*
- * check_dedupe_key
+ * jobq_check_dedupe_key
  *	  NULL means "no dedupe"; an empty or oversized key is an error.
  */
-static void
-check_dedupe_key(text *key)
+void
+jobq_check_dedupe_key(text *key)
 {
 	int			len = VARSIZE_ANY_EXHDR(key);
 
@@ -354,7 +368,7 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(ARG_DEDUPE))
 	{
 		dedupe_key = PG_GETARG_TEXT_PP(ARG_DEDUPE);
-		check_dedupe_key(dedupe_key);
+		jobq_check_dedupe_key(dedupe_key);
 	}
 	/* NB: PG_NARGS guards against 0.1.0's definition, without group_key */
 	if (PG_NARGS() > ARG_GROUP && !PG_ARGISNULL(ARG_GROUP))
@@ -388,6 +402,100 @@ jobq_enqueue(PG_FUNCTION_ARGS)
 	read_queue_settings(&args);
 	jobq_require_grouped(args.queue, &args.settings, group_key != NULL);
 	id = enqueue_one(&args, payload, dedupe_key, group_key, 0, &created);
+	jobq_spi_finish();
+	PG_RETURN_INT64(id);
+}
+
+/*
+ * jobq_enqueue_find_key
+ *	  The id of the live job of queue holding dedupe_key, or 0.  Inside SPI.
+ */
+int64
+jobq_enqueue_find_key(text *queue, text *dedupe_key)
+{
+	Datum		kv[2] = {PointerGetDatum(queue), PointerGetDatum(dedupe_key)};
+	bool		isnull;
+	int			rc;
+
+	rc = SPI_execute_plan(jobq_plan(&jobq_enqueue_statements, ST_FIND_DEDUPE_KEY),
+						  kv, NULL, false, 1);
+	jobq_spi_check(rc, SPI_OK_SELECT, "find dedupe key");
+	return SPI_processed == 1 ? jobq_spi_getint64(0, COL_ID, &isnull) : 0;
+}
+
+/*
+ * jobq_enqueue(queue, payload, run_at, delay, priority, max_attempts,
+ *				dedupe_key, depends_on, on_dep_failure, flow_id) -> bigint
+ *	  (C name jobq_enqueue_0_2)
+ *	  0.2.0's enqueue.  Without depends_on, exactly jobq_enqueue.  With it,
+ *	  the job waits for those jobs (flows.c): it is 'waiting' until every
+ *	  one completed, and on_dep_failure (cancel, ignore, wait) says what a
+ *	  dependency ending dead or cancelled does to it.  flow_id puts it in
+ *	  a flow of the caller's choosing (default: the flow of its first
+ *	  dependency in one, else a flow named after its first dependency).
+ */
+Datum
+jobq_enqueue_0_2(PG_FUNCTION_ARGS)
+{
+	EnqueueArgs args;
+	JobqFlowJob job;
+	bool		created;
+	int64		id;
+
+	if (PG_ARGISNULL(ARG_DEPENDS_ON))
+	{
+		if (!PG_ARGISNULL(ARG_FLOW_ID))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("flow_id needs depends_on"),
+					 errhint("A job joins a flow through its dependencies; use jobq_flow to start one.")));
+		(void) jobq_dep_policy(PG_ARGISNULL(ARG_ON_DEP_FAILURE) ? NULL :
+							   PG_GETARG_TEXT_PP(ARG_ON_DEP_FAILURE));
+		return jobq_enqueue(fcinfo);
+	}
+
+	read_common_args(fcinfo, &args);
+	memset(&job, 0, sizeof(job));
+	if (PG_ARGISNULL(ARG_PAYLOAD))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("payload must not be null"),
+				 errhint("Use '{}' or 'null'::jsonb for a job without data.")));
+	job.payload = PG_GETARG_JSONB_P(ARG_PAYLOAD);
+	jobq_check_payload(job.payload, "payload");
+	if (!PG_ARGISNULL(ARG_DEDUPE))
+	{
+		job.dedupe_key = PG_GETARG_TEXT_PP(ARG_DEDUPE);
+		jobq_check_dedupe_key(job.dedupe_key);
+	}
+	if (!PG_ARGISNULL(ARG_GROUP))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a job with depends_on cannot have a group_key yet"),
+				 errhint("doc/flows.md, \"Not yet\".")));
+	job.nparents = jobq_dep_ids(PG_GETARG_ARRAYTYPE_P(ARG_DEPENDS_ON), &job.parents);
+	job.policy = jobq_dep_policy(PG_ARGISNULL(ARG_ON_DEP_FAILURE) ? NULL :
+								 PG_GETARG_TEXT_PP(ARG_ON_DEP_FAILURE));
+	if (!PG_ARGISNULL(ARG_FLOW_ID))
+	{
+		job.flow_id = PG_GETARG_INT64(ARG_FLOW_ID);
+		if (job.flow_id < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("flow_id must be positive")));
+	}
+
+	jobq_lock_queue_name(args.queue, ShareLock);
+	jobq_check_queue(args.queue, JOBQ_PRIV_ENQUEUE);
+	jobq_spi_connect();
+	read_queue_settings(&args);
+	job.queue = args.queue;
+	job.priority = args.priority;
+	job.run_at = args.run_at;
+	job.now = args.now;
+	job.max_attempts = DatumGetInt32(args.max_attempts);
+	job.settings = args.settings;
+	id = jobq_flow_insert_job(&job, &created);
 	jobq_spi_finish();
 	PG_RETURN_INT64(id);
 }
@@ -578,7 +686,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 					 errmsg("dedupe_keys has %d elements, payloads has %d", nkeys, nitems)));
 		for (int i = 0; i < nkeys; i++)
 			if (!key_nulls[i])
-				check_dedupe_key(DatumGetTextPP(keys[i]));
+				jobq_check_dedupe_key(DatumGetTextPP(keys[i]));
 	}
 
 	/* NB: PG_NARGS guards against 0.1.0's definition, without group_keys */
@@ -712,7 +820,7 @@ jobq_enqueue_scheduled(text *queue, Jsonb *payload, int16 priority,
 	args.max_attempts = max_attempts;
 	args.max_attempts_null = max_attempts_null;
 	jobq_check_payload(payload, "payload");
-	check_dedupe_key(dedupe_key);
+	jobq_check_dedupe_key(dedupe_key);
 
 	jobq_lock_queue_name(queue, ShareLock);
 	jobq_spi_connect();

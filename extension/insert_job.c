@@ -91,6 +91,9 @@ enum JobColumn
 	COL_PAYLOAD,
 	COL_GROUP_KEY,				/* 0.2.0's SQL */
 	COL_GROUP_SEQ,
+	/* 0.2.0 (flows): absent from 0.1.0's table, NULL on a new job */
+	COL_FLOW_ID,
+	COL_PENDING_DEPS,
 	JOB_NCOLUMNS
 };
 
@@ -121,6 +124,8 @@ static const JobColumnSpec job_columns[JOB_NCOLUMNS] = {
 	/* jobs without a group (groups.h): an enqueue with a group_key uses SPI */
 	[COL_GROUP_KEY] = {"group_key", TEXTOID, true, true},
 	[COL_GROUP_SEQ] = {"group_seq", INT8OID, true, true},
+	[COL_FLOW_ID] = {"flow_id", INT8OID, true, true},
+	[COL_PENDING_DEPS] = {"pending_deps", INT4OID, true, true},
 };
 
 /* More indexes than jobq.jobs has; past it, SPI does the insert */

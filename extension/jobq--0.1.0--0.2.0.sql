@@ -1657,6 +1657,193 @@ COMMENT ON FUNCTION @extschema@.jobq_skip_head(text, text) IS
 
 
 /* ========================================================================
+ * Flows: jobs that wait for other jobs (issue 18, FEATURES-0.2.md section
+ * 3; doc/flows.md).
+ *
+ * A job enqueued with dependencies is in the live state 'waiting' until
+ * every dependency is satisfied; the transaction that finishes its last
+ * dependency makes it 'ready' (extension/flows.c).  jobq.deps holds one
+ * row per edge (child waits for parent) with the edge's failure policy,
+ * its state and, once satisfied, the parent's outcome (its result, or its
+ * final state and error), which the child reads with jobq_dep_results.
+ *
+ * jobs.flow_id: the flow a job belongs to, set on every job that has a
+ * dependency or a dependent, NULL otherwise.  It is the one flag a
+ * finishing transition reads: a job whose flow_id is NULL completes with
+ * exactly the statements of a job without flows.  pending_deps: the
+ * number of the job's edges not yet satisfied (waiting iff > 0).
+ * history.flow_id: the flow of a finished job.  jobq.flow_jobs: the
+ * members of each flow.
+ *
+ * The enum value 'waiting' cannot be used in this script (ALTER TYPE ...
+ * ADD VALUE is not usable before its transaction commits), so nothing
+ * here names it; the C names it at run time.
+ * ======================================================================== */
+
+ALTER TYPE jobq.job_state ADD VALUE IF NOT EXISTS 'waiting';
+
+ALTER TABLE jobq.jobs
+    ADD COLUMN flow_id      bigint,     -- NULL: outside every flow
+    ADD COLUMN pending_deps integer;    -- edges not yet satisfied; NULL: none ever
+ALTER TABLE jobq.history
+    ADD COLUMN flow_id      bigint;
+
+CREATE TABLE jobq.deps (
+    child      bigint NOT NULL,
+    parent     bigint NOT NULL,
+    on_failure text   NOT NULL,         -- cancel, ignore or wait
+    state      text   NOT NULL,         -- pending, satisfied, blocked or cascaded
+    outcome    jsonb,                   -- satisfied: the parent's outcome
+    PRIMARY KEY (child, parent)
+);
+-- a finishing parent finds its children; (parent, child) and the primary
+-- key both answer one edge exactly, whichever the planner takes
+CREATE INDEX deps_parent_idx ON jobq.deps (parent, child);
+-- the repair pass (jobq_flow_repair): the edges still open, a small set;
+-- (parent, child) as the other two, so that any answers one edge exactly
+CREATE INDEX deps_open_idx ON jobq.deps (parent, child) WHERE state IN ('pending', 'blocked');
+
+-- the jobs of each flow, live or finished (jobq_flow_jobs, jobq_cancel_flow),
+-- written when a job joins a flow; no index on flow_id of jobq.jobs or
+-- jobq.history instead: every enqueue, claim and complete of every job
+-- would pay for its predicate (3 % of an enqueue's instructions)
+CREATE TABLE jobq.flow_jobs (
+    flow_id bigint NOT NULL,
+    id      bigint NOT NULL,
+    PRIMARY KEY (flow_id, id)
+);
+
+ALTER TABLE jobq.deps OWNER TO jobq_owner;
+ALTER TABLE jobq.flow_jobs OWNER TO jobq_owner;
+SELECT pg_catalog.pg_extension_config_dump('jobq.deps'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('jobq.flow_jobs'::pg_catalog.regclass, '');
+
+-- jobq_enqueue gains depends_on, on_dep_failure and flow_id, at the end
+-- with defaults (after the groups' group_key): a call without them is
+-- unchanged, and runs jobq_enqueue's C path
+DROP FUNCTION @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text, text);
+CREATE FUNCTION @extschema@.jobq_enqueue(
+    queue          text,
+    payload        jsonb,
+    run_at         timestamptz DEFAULT NULL,
+    delay          interval    DEFAULT NULL,
+    priority       integer     DEFAULT 0,
+    max_attempts   integer     DEFAULT NULL,
+    dedupe_key     text        DEFAULT NULL,
+    group_key      text        DEFAULT NULL,
+    depends_on     bigint[]    DEFAULT NULL,
+    on_dep_failure text        DEFAULT 'cancel',
+    flow_id        bigint      DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'jobq_enqueue_0_2'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+-- jobq_retry(id) gains with_dependents
+DROP FUNCTION @extschema@.jobq_retry(bigint);
+CREATE FUNCTION @extschema@.jobq_retry(id bigint, with_dependents boolean DEFAULT false)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'jobq_retry_0_2'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_dep_results(id bigint, token uuid)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jobq_dep_results'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+-- jobq_counts gains its last column, waiting
+DROP FUNCTION @extschema@.jobq_counts(text);
+CREATE FUNCTION @extschema@.jobq_counts(queue text DEFAULT NULL)
+RETURNS TABLE (queue text, paused boolean, ready bigint, delayed bigint, running bigint,
+               expired bigint, completed bigint, dead bigint, cancelled bigint,
+               oldest_ready_age interval, exact boolean, as_of timestamptz, waiting bigint)
+AS 'MODULE_PATHNAME', 'jobq_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text,
+                                        text, bigint[], text, bigint) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_retry(bigint, boolean) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_dep_results(bigint, uuid) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_counts(text) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION
+    @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text,
+                             text, bigint[], text, bigint),
+    @extschema@.jobq_retry(bigint, boolean),
+    @extschema@.jobq_dep_results(bigint, uuid),
+    @extschema@.jobq_counts(text)
+FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text,
+                             text, bigint[], text, bigint)
+TO jobq_producer;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_retry(bigint, boolean) TO jobq_admin;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_dep_results(bigint, uuid) TO jobq_worker;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_counts(text)
+TO jobq_producer, jobq_monitor, jobq_reader;
+
+COMMENT ON FUNCTION @extschema@.jobq_enqueue(text, jsonb, timestamptz, interval, integer, integer, text,
+                                             text, bigint[], text, bigint) IS
+    'Enqueues one job and returns its id (the live job''s id when the dedupe key is taken); with depends_on it waits for those jobs.';
+COMMENT ON FUNCTION @extschema@.jobq_retry(bigint, boolean) IS
+    'Makes a dead job ready again, attempts back to 0; with_dependents brings back the dependents its failure cancelled.';
+COMMENT ON FUNCTION @extschema@.jobq_dep_results(bigint, uuid) IS
+    'The outcomes of a running job''s satisfied dependencies, keyed by job id, while the token holds the job.';
+COMMENT ON FUNCTION @extschema@.jobq_counts(text) IS
+    'Counts the jobs of each queue by state at a cost independent of history; exact says whether every number is exact.';
+
+-- a whole graph in one call; a flow's jobs; cancelling a flow
+CREATE FUNCTION @extschema@.jobq_flow(jobs jsonb)
+RETURNS TABLE (ref text, id bigint, created boolean)
+AS 'MODULE_PATHNAME', 'jobq_flow'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_flow_jobs(flow_id bigint)
+RETURNS TABLE (id bigint, queue text, state text, depends_on bigint[], dep_states text[],
+               pending_deps integer, enqueued_at timestamptz, finished_at timestamptz,
+               dedupe_key text)
+AS 'MODULE_PATHNAME', 'jobq_flow_jobs'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_cancel_flow(flow_id bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'jobq_cancel_flow'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_flow(jsonb) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_flow_jobs(bigint) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_cancel_flow(bigint) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_flow(jsonb), @extschema@.jobq_flow_jobs(bigint),
+    @extschema@.jobq_cancel_flow(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_flow(jsonb) TO jobq_producer;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_flow_jobs(bigint) TO jobq_monitor, jobq_reader;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_cancel_flow(bigint) TO jobq_admin;
+COMMENT ON FUNCTION @extschema@.jobq_flow(jsonb) IS
+    'Enqueues a graph of jobs (local refs, dependencies on refs and on existing jobs) in one call, as one flow; refuses a cycle, naming it.';
+COMMENT ON FUNCTION @extschema@.jobq_flow_jobs(bigint) IS
+    'The jobs of a flow, live and finished, with their dependencies and the states of those edges.';
+COMMENT ON FUNCTION @extschema@.jobq_cancel_flow(bigint) IS
+    'Cancels every ready and waiting job of a flow and returns how many; running jobs finish.';
+
+-- the repair pass (the sweeper runs it every jobq.flow_repair_interval)
+CREATE FUNCTION @extschema@.jobq_flow_repair(max_rows integer DEFAULT 1000)
+RETURNS TABLE (resolved bigint, unblocked bigint, readied bigint)
+AS 'MODULE_PATHNAME', 'jobq_flow_repair'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION @extschema@.jobq_flow_repair(integer) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_flow_repair(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_flow_repair(integer) TO jobq_admin;
+COMMENT ON FUNCTION @extschema@.jobq_flow_repair(integer) IS
+    'Resolves the dependents of jobs that ended without resolving them, unblocks edges of live jobs, readies waiting jobs with nothing to wait for.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

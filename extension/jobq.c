@@ -122,6 +122,7 @@ _PG_init(void)
 
 	jobq_list_filter_init();
 	jobq_audit_define_gucs();
+	jobq_flow_repair_define_gucs();
 	jobq_health_define_gucs();
 
 	DefineCustomIntVariable("jobq.worker_timeout",

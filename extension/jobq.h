@@ -424,6 +424,50 @@ extern void jobq_schedules_before_drop(text *queue, bool force);
 extern int	jobq_cron_tick_run(int max_schedules, Tuplestorestate *store, TupleDesc desc);
 extern TimestampTz jobq_cron_next_due(void);
 
+/* flows.c: dependencies between jobs (flows) */
+typedef struct JobqFlowJob
+{
+	text	   *queue;
+	Jsonb	   *payload;
+	int16		priority;
+	TimestampTz run_at;
+	TimestampTz now;
+	int32		max_attempts;
+	text	   *dedupe_key;		/* NULL: none */
+	int64	   *parents;		/* sorted, without repeats */
+	int			nparents;
+	const char *policy;			/* on_dep_failure: cancel, ignore, wait */
+	int64		flow_id;		/* 0: the parents' flow, or a new one; set to
+								 * the job's flow by jobq_flow_insert_job */
+	JobqQueueSettings settings; /* of the queue */
+} JobqFlowJob;
+
+extern const JobqStatements jobq_flows_statements;
+extern bool jobq_flows_available(void);
+extern void jobq_flows_inval(Oid relid);
+extern const char *jobq_dep_policy(text *policy);
+extern int	jobq_dep_ids(ArrayType *depends_on, int64 **ids);
+extern int	jobq_dep_ids_sorted(int64 *ids, int n);
+extern int64 *jobq_flow_live_jobs(int64 flow, int *n);
+extern void jobq_flow_announce_readied(TimestampTz now);
+
+/* flow_repair.c: the repair pass of flows (sweeper duty, jobq_flow_repair) */
+extern int	jobq_flow_repair_interval_s;
+extern const JobqStatements jobq_flow_repair_statements;
+extern void jobq_flow_repair_define_gucs(void);
+extern void jobq_flow_repair_run(int64 max_rows, int64 *out);
+extern bool jobq_flow_repair_due(int64 max_rows);
+extern int64 jobq_flow_insert_job(JobqFlowJob *job, bool *created);
+extern void jobq_flow_completed(int64 id, Jsonb *result, TimestampTz now);
+extern void jobq_flow_failed(int64 id, const char *state, const char *error, TimestampTz now);
+extern int64 jobq_flow_redriven(int64 id, bool with_dependents, TimestampTz now);
+
+/* enqueue.c */
+extern int64 jobq_enqueue_find_key(text *queue, text *dedupe_key);
+extern TimestampTz jobq_enqueue_run_at(TimestampTz now, const TimestampTz *run_at,
+									   Interval *delay);
+extern void jobq_check_dedupe_key(text *key);
+
 /* insert_job.c */
 extern void jobq_insert_job_inval(Oid relid);
 extern bool jobq_insert_job(text *queue, int16 priority, TimestampTz run_at,

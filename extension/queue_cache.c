@@ -179,6 +179,7 @@ static void
 queue_cache_inval(Datum arg, Oid relid)
 {
 	jobq_insert_job_inval(relid);
+	jobq_flows_inval(relid);
 	jobq_grants_inval(relid);
 
 	/* while jobq.queues is not resolved, any table may be it */

@@ -56,6 +56,8 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_counts_statements,
 	&jobq_consumers_statements,
 	&jobq_enqueue_statements,
+	&jobq_flows_statements,
+	&jobq_flow_repair_statements,
 	&jobq_grants_statements,
 	&jobq_health_statements,
 	&jobq_inspect_statements,

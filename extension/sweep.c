@@ -68,6 +68,7 @@ enum
 	ST_EXPIRE,
 	ST_EXPIRE_GROUPED,
 	ST_PURGE_HISTORY,
+	ST_EXPIRE_FLOW,
 	NUM_STATEMENTS
 };
 
@@ -86,7 +87,7 @@ enum
  * groups its jobs (0.2.0 SQL), also returns the grouped jobs it requeued
  * or killed (COL_EXPIRE_GROUPED_*), whose groups lose a running job.
  */
-#define EXPIRE_SQL(R_EXTRA, SELECT_EXTRA, FROM_EXTRA) \
+#define EXPIRE_SQL(HISTORY_ROW, R_EXTRA, SELECT_EXTRA, FROM_EXTRA) \
 	"WITH x AS (" \
 	"  SELECT j.id FROM jobq.jobs j" \
 	"  WHERE j.state = 'running' AND j.locked_until < $1" \
@@ -107,8 +108,8 @@ enum
 	"  WHERE j.id = ANY (ARRAY(SELECT x.id FROM x)) AND j.attempt >= j.max_attempts" \
 	"  RETURNING j.*)," \
 	" h AS (" \
-	JOBQ_HISTORY_ROW_SQL("'dead'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$1", \
-						 EXPIRED_ERRORS_SQL("d"), "NULL") \
+	HISTORY_ROW("'dead'", "d.attempt", "NULL", "d.worker", "d.claimed_at", "$1", \
+				EXPIRED_ERRORS_SQL("d"), "NULL") \
 	")" \
 	" SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d)," \
 	"   g.queues, g.counts, gd.queues, gd.counts" SELECT_EXTRA \
@@ -119,6 +120,9 @@ enum
 	"   FROM (SELECT d.queue, count(*) AS n FROM d GROUP BY d.queue) d) gd" FROM_EXTRA
 
 #define EXPIRE_GROUPED_SELECT ", gj.ids, gj.queues, gj.keys, gj.seqs, gj.dead"
+/* flows (0.2.0 SQL): the ids of the jobs of flows that went dead, last */
+#define EXPIRE_DEAD_FLOW_SELECT \
+	", (SELECT pg_catalog.array_agg(d.id) FROM d WHERE d.flow_id IS NOT NULL)"
 #define EXPIRE_GROUPED_FROM \
 	", (SELECT pg_catalog.array_agg(y.id) AS ids, pg_catalog.array_agg(y.queue) AS queues," \
 	"   pg_catalog.array_agg(y.group_key) AS keys, pg_catalog.array_agg(y.group_seq) AS seqs," \
@@ -129,10 +133,19 @@ enum
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_EXPIRE] = {"expire",
-		EXPIRE_SQL("", "", ""),
+		EXPIRE_SQL(JOBQ_HISTORY_ROW_SQL, "", "", ""),
 		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
 	[ST_EXPIRE_GROUPED] = {"expire_grouped",
-		EXPIRE_SQL(", j.group_key, j.group_seq", EXPIRE_GROUPED_SELECT, EXPIRE_GROUPED_FROM),
+		EXPIRE_SQL(JOBQ_HISTORY_ROW_FLOW_SQL, ", j.group_key, j.group_seq",
+				   EXPIRE_GROUPED_SELECT EXPIRE_DEAD_FLOW_SELECT, EXPIRE_GROUPED_FROM),
+		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
+	/*
+	 * flows (0.2.0's SQL), no queue grouping: flow_id kept in history, and
+	 * the ids of the jobs of flows that went dead (the grouped form has
+	 * them too, after its own columns)
+	 */
+	[ST_EXPIRE_FLOW] = {"expire_flow",
+		EXPIRE_SQL(JOBQ_HISTORY_ROW_FLOW_SQL, "", EXPIRE_DEAD_FLOW_SELECT, ""),
 		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
 	[ST_PURGE_HISTORY] = {"purge_history",
 		"WITH p AS ("
@@ -254,6 +267,8 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 	char		nulls[3] = {' ', ' ', ' '};
 	bool		isnull;
 	bool		grouped;
+	bool		flows;
+	int			flow_col;
 	int			rc;
 
 	values[0] = TimestampTzGetDatum(jobq_now());
@@ -263,8 +278,12 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 	values[2] = Int64GetDatum(max_rows);
 
 	grouped = jobq_any_grouped_queue();
+	flows = jobq_flows_available();
+	/* the column of the dead jobs of flows: the last one */
+	flow_col = grouped ? COL_EXPIRE_GROUPED_IDS + 5 : COL_EXPIRE_GROUPED_IDS;
 	rc = SPI_execute_plan(jobq_plan(&jobq_sweep_statements,
-									grouped ? ST_EXPIRE_GROUPED : ST_EXPIRE),
+									grouped ? ST_EXPIRE_GROUPED :
+									flows ? ST_EXPIRE_FLOW : ST_EXPIRE),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "sweep expired leases");
 	out[0] = jobq_spi_getint64(0, COL_EXPIRE_REQUEUED, &isnull);
@@ -275,6 +294,28 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 		jobq_await_recheck_all();	/* attempts ended; awaiters re-read */
 	jobq_count_arrays(JOBQ_EV_EXPIRED_RETRIED, COL_EXPIRE_QUEUES, COL_EXPIRE_COUNTS);
 	jobq_count_arrays(JOBQ_EV_EXPIRED_DEAD, COL_EXPIRE_DEAD_QUEUES, COL_EXPIRE_DEAD_COUNTS);
+	if (flows && out[1] > 0)
+	{
+		/* jobs of flows that went dead: their dependents' policies apply */
+		Datum		ad = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									   flow_col, &isnull);
+
+		if (!isnull)
+		{
+			Datum	   *ids;
+			int			n;
+
+			/* read before the groups' statements replace SPI_tuptable */
+			deconstruct_array(DatumGetArrayTypeP(SPI_datumTransfer(ad, false, -1)), INT8OID, 8,
+							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &ids, NULL, &n);
+			if (grouped && out[0] + out[1] > 0)
+				expired_groups(DatumGetTimestampTz(values[0]));
+			grouped = false;
+			for (int i = 0; i < n; i++)
+				jobq_flow_failed(DatumGetInt64(ids[i]), "dead", "lease expired",
+								 DatumGetTimestampTz(values[0]));
+		}
+	}
 	if (grouped && out[0] + out[1] > 0)
 		expired_groups(DatumGetTimestampTz(values[0]));
 

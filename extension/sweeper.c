@@ -112,6 +112,8 @@ sweep_batch(void)
 			counts[2] >= jobq_sweep_batch_size;
 		/* the audit trail's retention (audit.c) */
 		more |= jobq_audit_purge_run(jobq_sweep_batch_size) >= jobq_sweep_batch_size;
+		/* flows: what finished without resolving its dependents (flow_repair.c) */
+		(void) jobq_flow_repair_due(jobq_sweep_batch_size);
 		if (counts[0] + counts[1] + counts[2] > 0)
 			elog(DEBUG1, "jobq sweeper: " INT64_FORMAT " requeued, " INT64_FORMAT
 				 " dead, " INT64_FORMAT " purged", counts[0], counts[1], counts[2]);

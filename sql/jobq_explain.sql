@@ -217,6 +217,54 @@ COMMIT;
 DEALLOCATE regress_counts_history;
 DEALLOCATE regress_counts_split;
 
+-- flows (issue 18): with 0.2.0's SQL a complete takes jobs outside flows
+-- with the statements above plus "flow_id IS NULL" (the _nf variants):
+-- the same probe of jobs_pkey.  The flow statements find edges by
+-- deps_parent_idx or deps_pkey, both columns bound, and jobs by jobs_pkey.
+SELECT name, regress_prepare(name, stmt, types) AS prepared_as_in_c
+FROM (VALUES
+    (1, 'regress_complete_nf', 'complete_nf', 'int8, uuid, timestamptz, jsonb'),
+    (2, 'regress_complete_plain_nf', 'complete_plain_nf', 'int8, uuid, bool'),
+    (3, 'regress_complete_batch_nf', 'complete_batch_nf', 'int8[], uuid[], timestamptz, jsonb[]'),
+    (4, 'regress_complete_batch_plain_nf', 'complete_batch_plain_nf', 'int8[], uuid[], bool'),
+    (5, 'regress_flow_lock_children', 'flow_lock_children', 'int8[]'),
+    (6, 'regress_flow_satisfy', 'flow_satisfy', 'int8[], jsonb[], text'),
+    (7, 'regress_flow_cascade', 'flow_cascade', 'int8[], text[], timestamptz'),
+    (8, 'regress_flow_dep_results', 'flow_dep_results', 'int8, uuid')
+) AS s(n, name, stmt, types)
+ORDER BY n;
+BEGIN;
+SET LOCAL plan_cache_mode = force_generic_plan;
+SELECT s.n, p ~ 'Index Scan using jobs_pkey on jobs' AND p !~ 'Seq Scan on jobs' AS jobs_by_pkey,
+       p ~ 'flow_id IS NULL' AS outside_flows_only,
+       s.n < 3 OR p ~ 'Index Cond: \(id = i\.id\)' AND p !~ 'Join Filter' AS one_probe_per_pair
+FROM (VALUES
+    (1, $q$EXECUTE regress_complete_nf(5, gen_random_uuid(), clock_timestamp(), NULL)$q$),
+    (2, $q$EXECUTE regress_complete_plain_nf(5, gen_random_uuid(), false)$q$),
+    (3, $q$EXECUTE regress_complete_batch_nf(ARRAY[5, 6]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid()], clock_timestamp(), NULL)$q$),
+    (4, $q$EXECUTE regress_complete_batch_plain_nf(ARRAY[5, 6]::int8[], ARRAY[gen_random_uuid(), gen_random_uuid()], false)$q$)
+) AS s(n, stmt), regress_plan(s.stmt) p
+ORDER BY s.n;
+SELECT s.n, p !~ 'Seq Scan' AS no_seq_scan, p !~ 'Join Filter' AS no_join_filter,
+       p !~ 'Index Scan using \w+ on deps \w+\n\s+Index Cond: \(\w+ = [^)]*\)\n\s+Filter: [^\n]*(child|parent) ='
+           AS edges_probed_by_both_columns
+FROM (VALUES
+    (5, $q$EXECUTE regress_flow_lock_children(ARRAY[5]::int8[])$q$),
+    (6, $q$EXECUTE regress_flow_satisfy(ARRAY[5]::int8[], ARRAY['{}'::jsonb], NULL)$q$),
+    (7, $q$EXECUTE regress_flow_cascade(ARRAY[5]::int8[], ARRAY['dead'], clock_timestamp())$q$),
+    (8, $q$EXECUTE regress_flow_dep_results(5, gen_random_uuid())$q$)
+) AS s(n, stmt), regress_plan(s.stmt) p
+ORDER BY s.n;
+COMMIT;
+DEALLOCATE regress_complete_nf;
+DEALLOCATE regress_complete_plain_nf;
+DEALLOCATE regress_complete_batch_nf;
+DEALLOCATE regress_complete_batch_plain_nf;
+DEALLOCATE regress_flow_lock_children;
+DEALLOCATE regress_flow_satisfy;
+DEALLOCATE regress_flow_cascade;
+DEALLOCATE regress_flow_dep_results;
+
 DEALLOCATE regress_claim;
 DEALLOCATE regress_claim_one;
 DEALLOCATE regress_pop;

@@ -32,7 +32,7 @@ SELECT jobq_enqueue('prv', '{"p": 1}') > 0 AS ok;
 -- Queue names made from the role name keep create/drop independent.
 CREATE TABLE regress_priv_calls (n int, label text, fn regprocedure, stmt text);
 INSERT INTO regress_priv_calls VALUES
- (1, 'enqueue', 'jobq_enqueue(text,jsonb,timestamptz,interval,integer,integer,text,text)',
+ (1, 'enqueue', 'jobq_enqueue(text,jsonb,timestamptz,interval,integer,integer,text,text,bigint[],text,bigint)',
      $$SELECT jobq_enqueue('prv', '{}')$$),
  (2, 'enqueue_batch', 'jobq_enqueue_batch(text,jsonb[],timestamptz,interval,integer,integer,text[],text[])',
      $$SELECT jobq_enqueue_batch('prv', ARRAY['{}']::jsonb[])$$),
@@ -70,7 +70,7 @@ INSERT INTO regress_priv_calls VALUES
      $$SELECT jobq_pause('prv')$$),
  (19, 'resume', 'jobq_resume(text)',
      $$SELECT jobq_resume('prv')$$),
- (20, 'retry(id)', 'jobq_retry(bigint)',
+ (20, 'retry(id)', 'jobq_retry(bigint,boolean)',
      $$SELECT jobq_retry(0)$$),
  (21, 'retry(queue)', 'jobq_retry(text)',
      $$SELECT jobq_retry('prv')$$),
@@ -188,6 +188,16 @@ INSERT INTO regress_priv_calls VALUES
  (212, 'skip_head', 'jobq_skip_head(text,text)', $$SELECT jobq_skip_head('prv-groups', 'k')$$),
  (213, 'groups_reconcile', 'jobq_groups_reconcile(text,integer)',
       $$SELECT jobq_groups_reconcile('prv-groups')$$);
+-- flows (issue 18): a running job reads its dependencies' results; producers
+-- enqueue flows, monitors read them, admins cancel and repair them
+INSERT INTO regress_priv_calls VALUES
+ (230, 'dep_results', 'jobq_dep_results(bigint,uuid)',
+     $$SELECT jobq_dep_results(0, gen_random_uuid())$$),
+ (231, 'flow', 'jobq_flow(jsonb)',
+     $$SELECT jobq_flow('[{"ref": "a", "queue": "prv"}]')$$),
+ (232, 'flow_jobs', 'jobq_flow_jobs(bigint)', $$SELECT jobq_flow_jobs(0)$$),
+ (233, 'cancel_flow', 'jobq_cancel_flow(bigint)', $$SELECT jobq_cancel_flow(0)$$),
+ (234, 'flow_repair', 'jobq_flow_repair(integer)', $$SELECT jobq_flow_repair()$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

@@ -139,7 +139,8 @@ typedef enum JobqState
 	JOBQ_STATE_RUNNING,
 	JOBQ_STATE_COMPLETED,
 	JOBQ_STATE_DEAD,
-	JOBQ_STATE_CANCELLED
+	JOBQ_STATE_CANCELLED,
+	JOBQ_STATE_WAITING			/* 0.2.0: waits for its dependencies */
 } JobqState;
 
 /* Opaque handles.  Each is owned by whoever received it; see *_free. */

@@ -137,6 +137,18 @@
 #define JOBQ_INSPECT_VALUE_MAX (256 * 1024)	/* bytes */
 
 /*
+ * Flows (0.2.0, doc/flows.md).  A job depends on at most
+ * JOBQ_DEPS_MAX jobs; a jobq_flow call inserts at most JOBQ_FLOW_JOBS_MAX
+ * jobs; a parent's result of at most JOBQ_DEP_RESULT_MAX bytes is copied
+ * to its children when it completes (a larger one is read from history
+ * while it is kept); a flow ref is 1 to JOBQ_FLOW_REF_MAX bytes.
+ */
+#define JOBQ_DEPS_MAX 10000
+#define JOBQ_FLOW_JOBS_MAX 10000
+#define JOBQ_DEP_RESULT_MAX (64 * 1024)	/* bytes */
+#define JOBQ_FLOW_REF_MAX 200			/* bytes */
+
+/*
  * JOBQ_LIMITS(X): every refused limit above as
  * X(sql_name, value, unit), in the order jobq_limits() returns them.  The
  * unit is "bytes", "seconds" or "count" (priority bounds are plain
@@ -186,20 +198,27 @@
 	X("max_running_max", JOBQ_MAX_RUNNING_MAX, "count") \
 	X("rate_max", JOBQ_RATE_MAX, "count") \
 	X("rate_per_max", JOBQ_RATE_PER_MAX_S, "seconds") \
-	X("group_key_max", JOBQ_GROUP_KEY_MAX, "bytes")
+	X("group_key_max", JOBQ_GROUP_KEY_MAX, "bytes") \
+	X("deps_max", JOBQ_DEPS_MAX, "count") \
+	X("flow_jobs_max", JOBQ_FLOW_JOBS_MAX, "count") \
+	X("dep_result_max", JOBQ_DEP_RESULT_MAX, "bytes") \
+	X("flow_ref_max", JOBQ_FLOW_REF_MAX, "bytes")
 
 /*
  * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),
  * in the order of the SQL enum jobq.job_state (and of JobqState).  Live
  * jobs are in jobq.jobs, finished ones in jobq.history.  Operators also
  * see "delayed", a ready job whose run_at is ahead: a view, not a state.
+ * waiting (0.2.0, flows): live, not claimable until its dependencies are
+ * satisfied; last, because ALTER TYPE ... ADD VALUE appends it there.
  */
 #define JOBQ_JOB_STATES(X) \
 	X(ready, LIVE) \
 	X(running, LIVE) \
 	X(completed, FINISHED) \
 	X(dead, FINISHED) \
-	X(cancelled, FINISHED)
+	X(cancelled, FINISHED) \
+	X(waiting, LIVE)
 
 /*
  * JOBQ_QUEUE_SETTINGS(X): the settings of a queue as

@@ -403,7 +403,7 @@ static const unsigned char state_finished[] = {
 	0, JOBQ_JOB_STATES(STATE_FINISHED)
 };
 
-_Static_assert(sizeof(state_names) / sizeof(state_names[0]) == JOBQ_STATE_CANCELLED + 1,
+_Static_assert(sizeof(state_names) / sizeof(state_names[0]) == JOBQ_STATE_WAITING + 1,
 			   "JobqState (jobq-client.h) must list the states of JOBQ_JOB_STATES");
 
 /* jobq_state_finished: state is one a job ends in (completed, dead, ...) */
