@@ -441,6 +441,8 @@ jobq_complete(PG_FUNCTION_ARGS)
 	bool		done;
 	bool		grouped;
 	JobqGroupedJob group_job;
+	JobqSlots  *slots;
+	int			nslots;
 
 	require_id_token(fcinfo);
 	/* $1 id, $2 token, $3 finished_at, $4 result */
@@ -461,6 +463,8 @@ jobq_complete(PG_FUNCTION_ARGS)
 	jobq_spi_connect();
 	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
 	grouped = jobq_any_grouped_queue() && jobq_grouped_job(values[0], values[1], &group_job);
+	nslots = jobq_any_limited_queue() ?
+		jobq_slots_read(jobq_audit_id_array(values[0]), &slots) : 0;
 	any_history = jobq_any_history_queue();
 	flows = jobq_flows_available();
 	/* the statement with history takes what the plain one did not */
@@ -475,6 +479,8 @@ jobq_complete(PG_FUNCTION_ARGS)
 		done = complete_one_flow(values, nulls);
 	if (done && grouped)
 		jobq_group_changed(&group_job, JOBQ_GROUP_FINISHED, DatumGetTimestampTz(values[2]));
+	if (done && nslots > 0)
+		jobq_slots_freed(slots, nslots, 1);
 	if (done)
 		jobq_await_note(DatumGetInt64(values[0]), JOBQ_AWAIT_COMPLETED,
 						DatumGetTimestampTz(values[2]),
@@ -636,6 +642,8 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	bool		flows;
 	JobqGroupedJob *grouped = NULL;
 	int			ngrouped;
+	JobqSlots  *slots;
+	int			nslots;
 
 	jobq_require(fcinfo, 0, "ids");
 	jobq_require(fcinfo, 1, "tokens");
@@ -697,6 +705,7 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	jobq_spi_connect();
 	jobq_check_jobs(values[0], JOBQ_PRIV_CLAIM);
 	ngrouped = jobq_any_grouped_queue() ? jobq_grouped_jobs(values[0], &grouped) : 0;
+	nslots = jobq_any_limited_queue() ? jobq_slots_read(values[0], &slots) : 0;
 	any_history = jobq_any_history_queue();
 	flows = jobq_flows_available();
 	accepted = palloc0(sizeof(bool) * n);
@@ -728,6 +737,14 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	if (ngrouped > 0)
 		groups_completed(grouped, ngrouped, accepted, id_items, n,
 						 DatumGetTimestampTz(values[2]));
+	if (nslots > 0)
+	{
+		int64		freed = 0;
+
+		for (int i = 0; i < n; i++)
+			freed += accepted[i];
+		jobq_slots_freed(slots, nslots, freed);
+	}
 
 	/* the rest are repeats or stale */
 	for (int i = 0; i < n; i++)
@@ -853,6 +870,8 @@ jobq_fail(PG_FUNCTION_ARGS)
 	const char *outcome = NULL;
 	bool		grouped;
 	JobqGroupedJob group_job;
+	JobqSlots  *slots;
+	int			nslots;
 	int			rc;
 
 	require_id_token(fcinfo);
@@ -883,6 +902,8 @@ jobq_fail(PG_FUNCTION_ARGS)
 	jobq_spi_connect();
 	jobq_check_job(values[0], JOBQ_PRIV_CLAIM);
 	grouped = jobq_any_grouped_queue() && jobq_grouped_job(values[0], values[1], &group_job);
+	nslots = jobq_any_limited_queue() ?
+		jobq_slots_read(jobq_audit_id_array(values[0]), &slots) : 0;
 	rc = SPI_execute_plan(jobq_plan(&jobq_ack_statements, ST_FAIL_RETRY),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "fail (retry)");
@@ -942,6 +963,8 @@ jobq_fail(PG_FUNCTION_ARGS)
 		else
 			count_stale(values[0]);
 	}
+	if (outcome != NULL && nslots > 0)
+		jobq_slots_freed(slots, nslots, 1);
 	jobq_spi_finish();
 
 	if (outcome == NULL)

@@ -54,6 +54,7 @@ enum
 	ST_COUNT_RUNNING,
 	ST_READ_TAT,
 	ST_WRITE_TAT,
+	ST_JOBS_QUEUES,
 	NUM_STATEMENTS
 };
 
@@ -71,6 +72,10 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"INSERT INTO jobq.queue_rates AS r (queue, tat) VALUES ($1, $2)"
 		" ON CONFLICT (queue) DO UPDATE SET tat = $2",
 		2, {TEXTOID, TIMESTAMPTZOID}},
+	/* $1 ids: the queues of those live jobs, and how many of each */
+	[ST_JOBS_QUEUES] = {"limits_jobs_queues",
+		"SELECT queue, count(*) FROM jobq.jobs WHERE id = ANY ($1) GROUP BY queue",
+		1, {INT8ARRAYOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -261,4 +266,65 @@ jobq_claim_limited(Datum *values, char *nulls, text *queue, JobqQueueSettings *s
 	MemoryContextSwitchTo(oldcxt);
 	CurrentResourceOwner = oldowner;
 	return claimed;
+}
+
+/*
+ * jobq_slots_read
+ *	  Before an ack of the running jobs ids (an int8[]), called while some
+ *	  queue limits its claims (jobq_any_limited_queue): their queues that
+ *	  have max_running, and how many
+ *	  of the jobs each holds (*slots, palloc'd; returns how many queues).
+ *	  A finished job frees its slot without touching anything, so nobody
+ *	  else would tell the claims that wait for one (jobq_slots_freed).
+ *	  Inside SPI.
+ */
+int
+jobq_slots_read(Datum ids, JobqSlots **slots)
+{
+	SPITupleTable *tt;
+	uint64		rows;
+	int			rc;
+	int			n = 0;
+
+	rc = SPI_execute_plan(jobq_plan(&jobq_claim_limits_statements, ST_JOBS_QUEUES), &ids, NULL,
+						  false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "read the jobs' queues");
+	/* NB: the settings lookup below may run statements: keep this result */
+	tt = SPI_tuptable;
+	rows = SPI_processed;
+	*slots = palloc(sizeof(JobqSlots) * Max(rows, 1));
+	for (uint64 r = 0; r < rows; r++)
+	{
+		bool		isnull;
+		text	   *queue = (text *) SPI_datumTransfer(SPI_getbinval(tt->vals[r], tt->tupdesc, 1,
+																	 &isnull), false, -1);
+		int64		count = DatumGetInt64(SPI_getbinval(tt->vals[r], tt->tupdesc, 2, &isnull));
+		JobqQueueSettings settings;
+
+		if (!jobq_queue_settings(queue, &settings) ||
+			jobq_setting_020(&settings, max_running) == 0)
+			continue;
+		(*slots)[n].queue = queue;
+		(*slots)[n].count = count;
+		(*slots)[n].notify = settings.notify;
+		(*slots)[n].paused = settings.paused;
+		n++;
+	}
+	SPI_freetuptable(tt);
+	return n;
+}
+
+/*
+ * jobq_slots_freed
+ *	  After the ack freed up to freed of the slots read by jobq_slots_read:
+ *	  wake that many claims waiting on each queue (at commit, wake.c).
+ */
+void
+jobq_slots_freed(const JobqSlots *slots, int n, int64 freed)
+{
+	TimestampTz now = jobq_now();
+
+	for (int i = 0; i < n && freed > 0; i++)
+		jobq_announce_ready(slots[i].queue, Min(slots[i].count, freed), now, now,
+							slots[i].notify, slots[i].paused);
 }

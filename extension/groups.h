@@ -94,6 +94,18 @@ extern int64 jobq_gcra_interval(int64 rate, int64 per_s);
 extern int64 jobq_gcra_allowance(TimestampTz tat, TimestampTz now, int64 t, int64 burst,
 								 TimestampTz *retry_at);
 extern void jobq_lock_limited_claims(text *queue);
+
+/* The slots of max_running queues that an ack frees (claim_limits.c) */
+typedef struct JobqSlots
+{
+	text	   *queue;
+	int64		count;			/* jobs of the ack in the queue */
+	bool		notify;
+	bool		paused;
+} JobqSlots;
+
+extern int	jobq_slots_read(Datum ids, JobqSlots **slots);
+extern void jobq_slots_freed(const JobqSlots *slots, int n, int64 freed);
 extern uint64 jobq_claim_limited(Datum *values, char *nulls, text *queue,
 								 JobqQueueSettings *settings, JobqClaimFn claim,
 								 TimestampTz *retry_at);
