@@ -164,32 +164,45 @@ batch_stmt(const JobqConn *conn)
  * mark_accepted: flag each input pair the server accepted, from the
  * result of stmt.  Positions (1-based) say exactly which pair; ids (0.1.0
  * SQL) cannot tell the pairs of a repeated id apart, so there each pair
- * with an accepted id counts as accepted.  n and the result are at most
- * 1000, so the quadratic scan is cheaper than building anything.
+ * with an accepted id counts as accepted.  Each row is parsed once (a
+ * batch of 32 parsed every row per pair: 12 % of jobq-worker's
+ * instructions); n and the result are at most JOBQ_COMPLETE_BATCH_MAX.
  */
 static void
 mark_accepted(const PGresult *res, JobqStmt stmt, size_t n, const int64_t *ids,
 			  int *accepted_out, size_t *naccepted)
 {
+	long long	vals[JOBQ_COMPLETE_BATCH_MAX];
+	unsigned char hit[JOBQ_COMPLETE_BATCH_MAX];
 	int			rows = PQntuples(res);
 	size_t		count = 0;
 	size_t		i;
 	int			r;
 
+	if (rows > JOBQ_COMPLETE_BATCH_MAX)
+		rows = JOBQ_COMPLETE_BATCH_MAX;	/* cannot happen: one row per pair */
+	if (n > JOBQ_COMPLETE_BATCH_MAX)
+		n = JOBQ_COMPLETE_BATCH_MAX;	/* checked before the call */
+	for (r = 0; r < rows; r++)
+		vals[r] = strtoll(PQgetvalue(res, r, 0), NULL, 10);
+	memset(hit, 0, n);
+	for (r = 0; r < rows; r++)
+	{
+		if (stmt == STMT_COMPLETE_BATCH_POS)
+		{
+			if (vals[r] >= 1 && vals[r] <= (long long) n)
+				hit[vals[r] - 1] = 1;
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			if (vals[r] == (long long) ids[i])
+				hit[i] = 1;
+	}
 	for (i = 0; i < n; i++)
 	{
-		int			hit = 0;
-
-		for (r = 0; r < rows && !hit; r++)
-		{
-			long long	v = strtoll(PQgetvalue(res, r, 0), NULL, 10);
-
-			hit = stmt == STMT_COMPLETE_BATCH_POS ? v == (long long) i + 1 :
-				v == (long long) ids[i];
-		}
 		if (accepted_out != NULL)
-			accepted_out[i] = hit;
-		count += hit;
+			accepted_out[i] = hit[i];
+		count += hit[i];
 	}
 	if (naccepted != NULL)
 		*naccepted = count;
