@@ -14,7 +14,8 @@
 # viewer has no selection, no action on workers or schedules, no audit;
 # keyset pages stay consistent (ascending, no overlap) while a worker
 # drains the queue; a count past jobq_counts' cap shows as "100,000+";
-# where the server has groups, Skip head on a blocked group.  Every page fails on a request leaving 127.0.0.1, a
+# where the server has groups, Skip head on a blocked group; where it has
+# flows, a flow's graph and Cancel flow.  Every page fails on a request leaving 127.0.0.1, a
 # CSP violation or a console error (client/web/test/browser.mjs).  The
 # screenshots go to tmp_check/web-screenshots.  Skipped without chromium
 # or playwright-core.
@@ -103,6 +104,17 @@ if ($groups)
 		SELECT c.id FROM jobq_claim('fifob', 'w', 1) c, LATERAL jobq_fail(c.id, c.token, 'card declined') f;
 	}))[-1];
 }
+# a flow of three jobs, where the server has flows (issue 18)
+my $flows = $node->safe_psql('postgres', "SELECT count(*) FROM pg_proc WHERE proname = 'jobq_flow_jobs'");
+my $flow = '';
+if ($flows)
+{
+	$flow = (split /\n/, $node->safe_psql('postgres', q{
+		SELECT jobq_create_queue('flowq');
+		SELECT min(id) FROM jobq_flow('[{"ref": "a", "queue": "flowq"}, {"ref": "b", "queue": "flowq", "depends_on": ["a"]},
+		  {"ref": "c", "queue": "flowq", "depends_on": ["a", "b"]}]')
+	}))[-1];
+}
 my $ready = $node->safe_psql('postgres', "SELECT ready FROM jobq_stats('mails')");
 is($node->safe_psql('postgres', "SELECT string_agg(state, ',' ORDER BY id) FROM jobq_list('mails', 'dead')"),
 	'dead,dead', 'the two jobs are dead');
@@ -132,6 +144,7 @@ IPC::Run::run([ 'node', "$pw/browser.mjs" ], '>', \$out, '2>', \$err, init => su
 	$ENV{MAILS_READY} = $ready;
 	$ENV{BULK_MATCHING} = $matching;
 	$ENV{GROUPS} = $groups ? 1 : 0;
+	$ENV{FLOW_ID} = $flow;
 });
 diag($err) if $err ne '';
 my $n = 0;
@@ -145,7 +158,13 @@ my $left = $node->safe_psql('postgres', "SELECT ready FROM jobq_counts('drain')"
 stop_worker($drainer, 'TERM');
 cmp_ok($node->safe_psql('postgres', "SELECT completed FROM jobq_counts('drain')"), '>', $drained,
 	"the worker drained while the browser paged ($left jobs still ready at the end)");
-is($n, 44 + ($groups ? 1 : 0), 'the browser ran every check');
+is($n, 44 + ($groups ? 1 : 0) + ($flows ? 1 : 0), 'the browser ran every check');
+SKIP:
+{
+	skip 'the server has no flows (issue 18)', 1 unless $flows;
+	is($node->safe_psql('postgres', "SELECT string_agg(DISTINCT state, ',') FROM jobq_flow_jobs($flow)"), 'cancelled',
+		'the flow cancelled in the browser is cancelled');
+}
 SKIP:
 {
 	skip 'the server has no groups (issue 19)', 1 unless $groups;

@@ -30,6 +30,7 @@
  *	  PATCH /api/queues/Q            {"setting": value, ...}: jobq_alter_queue
  *	  GET  /api/groups?queue=Q&blocked=1&after=KEY&limit=N, /api/groups/blocked?queue=Q
  *	  POST /api/groups/skip-head     {"queue": Q, "key": K}
+ *	  GET  /api/flows/ID, POST /api/flows/ID/cancel
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -269,7 +270,7 @@ session(const WebUser *user)
 					"\"jobs_keyset\": %s, \"metrics\": %s, \"workers\": %s, \"schedules\": %s, "
 					"\"health\": %s, \"counts\": %s, \"bulk\": %s, \"audit\": %s, "
 					"\"raw\": %s, \"worker_signal\": %s, \"schedule_actions\": %s, "
-					"\"groups\": %s}}",
+					"\"groups\": %s, \"flows\": %s}}",
 					web_config.read_only ? "true" : "false", r.body,
 					f.list_keyset ? "true" : "false", f.metrics ? "true" : "false",
 					f.workers ? "true" : "false", f.schedules ? "true" : "false",
@@ -278,7 +279,7 @@ session(const WebUser *user)
 					f.audit ? "true" : "false", f.job_value ? "true" : "false",
 					f.worker_signal ? "true" : "false",
 					f.schedule_actions ? "true" : "false",
-					f.groups ? "true" : "false");
+					f.groups ? "true" : "false", f.flows ? "true" : "false");
 	/* the closing brace of the object goes after the settings */
 	b.len--;
 	b.data[b.len] = '\0';
@@ -640,6 +641,25 @@ skip_head(const char *body, size_t len, const WebUser *user)
 	return r;
 }
 
+/* /api/flows/ID and /api/flows/ID/cancel */
+static WebResult
+flow(const char *rest, int get, int post, const WebUser *user)
+{
+	size_t		idlen = strcspn(rest, "/");
+	char		idbuf[24];
+	const char *p[1] = {idbuf};
+
+	if (!valid_id(rest, idlen))
+		return web_error(404, "not found");
+	memcpy(idbuf, rest, idlen);
+	idbuf[idlen] = '\0';
+	if (rest[idlen] == '\0')
+		return get ? cached1(user, ST_FLOW_JOBS, 1, p) : web_error(405, "method not allowed");
+	if (strcmp(rest + idlen, "/cancel") == 0)
+		return post ? run1(user, 1, ST_CANCEL_FLOW, 1, p) : web_error(405, "method not allowed");
+	return web_error(404, "not found");
+}
+
 WebResult
 web_api(struct MHD_Connection *c, const char *method, const char *path,
 		const char *body, size_t bodylen, const WebUser *user)
@@ -718,6 +738,8 @@ web_api(struct MHD_Connection *c, const char *method, const char *path,
 	}
 	if (strcmp(path, "/groups/skip-head") == 0 && f.groups)
 		return post ? skip_head(body, bodylen, user) : web_error(405, "method not allowed");
+	if (strncmp(path, "/flows/", 7) == 0 && f.flows)
+		return flow(path + 7, get, post, user);
 	if (strncmp(path, "/workers/", 9) == 0 && f.worker_signal)
 		return worker_signal(path + 9, post, user);
 	if (strncmp(path, "/schedules/", 11) == 0 && f.schedule_actions)

@@ -179,6 +179,12 @@ static const char *const stmt_templates[ST__COUNT] = {
 	"SELECT coalesce(json_agg(g), '[]')::text FROM %s.jobq_blocked_groups($1) g",
 	[ST_SKIP_HEAD] =
 	"SELECT json_build_object('queue', $1::text, 'key', $2::text, 'id', %s.jobq_skip_head($1, $2))::text",
+	/* $1 the flow's id: its jobs (none: 404) */
+	[ST_FLOW_JOBS] =
+	"SELECT json_build_object('flow', $1::bigint, 'jobs', json_agg(f ORDER BY f.id))::text"
+	" FROM %s.jobq_flow_jobs($1::bigint) f HAVING count(*) > 0",
+	[ST_CANCEL_FLOW] =
+	"SELECT json_build_object('flow', $1::bigint, 'cancelled', %s.jobq_cancel_flow($1::bigint))::text",
 };
 
 typedef struct Slot
@@ -224,6 +230,7 @@ probe_features(PGconn *pg, const char *schema)
 		" coalesce(bool_or(p.proname = 'jobq_trigger_schedule'), false),"
 		" coalesce(bool_or(p.proname = 'jobq_alter_queue' AND p.pronargs > $2::int), false),"
 		" coalesce(bool_or(p.proname = 'jobq_skip_head'), false),"
+		" coalesce(bool_or(p.proname = 'jobq_cancel_flow'), false),"
 		/* the audit trail reads jobq.actor as a placeholder setting */
 		" EXISTS (SELECT FROM pg_settings WHERE name = 'jobq.actor')"
 		" OR coalesce(bool_or(p.proname = 'jobq_audit'), false)"
@@ -256,7 +263,8 @@ probe_features(PGconn *pg, const char *schema)
 		f.schedule_actions = PQgetvalue(r, 0, 10)[0] == 't';
 		f.settings_020 = PQgetvalue(r, 0, 11)[0] == 't';
 		f.groups = PQgetvalue(r, 0, 12)[0] == 't';
-		f.actor = PQgetvalue(r, 0, 13)[0] == 't';
+		f.flows = PQgetvalue(r, 0, 13)[0] == 't';
+		f.actor = PQgetvalue(r, 0, 14)[0] == 't';
 		pthread_mutex_lock(&pool_lock);
 		features = f;
 		pthread_mutex_unlock(&pool_lock);

@@ -267,7 +267,7 @@ ui(struct MHD_Connection *c, const char *path)
 	if (strcmp(path, "/") == 0 || strcmp(path, "/jobs") == 0 ||
 		strncmp(path, "/jobs/", 6) == 0 || strcmp(path, "/workers") == 0 ||
 		strcmp(path, "/schedules") == 0 || strcmp(path, "/audit") == 0 ||
-		strcmp(path, "/groups") == 0 ||
+		strcmp(path, "/groups") == 0 || strcmp(path, "/flows") == 0 || strncmp(path, "/flows/", 7) == 0 ||
 		strncmp(path, "/queues/", 8) == 0)
 		return send_buf(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html, index_len,
 						MHD_RESPMEM_PERSISTENT, "no-cache", NULL);

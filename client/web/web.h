@@ -159,6 +159,9 @@ typedef enum WebStmt
 	ST_GROUPS,
 	ST_BLOCKED_GROUPS,
 	ST_SKIP_HEAD,
+	/* flows (issue 18), where the server has them */
+	ST_FLOW_JOBS,
+	ST_CANCEL_FLOW,
 	ST__COUNT
 } WebStmt;
 
@@ -179,6 +182,7 @@ typedef struct WebFeatures
 	int			schedule_actions;	/* jobq_trigger_schedule() and the like */
 	int			settings_020;	/* jobq_alter_queue takes JOBQ_QUEUE_SETTINGS_020 */
 	int			groups;			/* jobq_groups(), jobq_blocked_groups(), jobq_skip_head() */
+	int			flows;			/* jobq_flow_jobs(), jobq_cancel_flow() */
 	int			actor;			/* the jobq.actor setting exists */
 } WebFeatures;
 

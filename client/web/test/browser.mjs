@@ -213,6 +213,18 @@ try {
     check(true, 'a blocked group on the groups page: Skip head, and nothing is blocked');
   }
 
+  // a flow (where the server has flows): its graph, its jobs, Cancel flow
+  if (process.env.FLOW_ID) {
+    await a.page.goto(base + 'flows/' + process.env.FLOW_ID);
+    await a.page.waitForSelector('svg.flow');
+    const nodes = await a.page.locator('svg.flow g.node').count();
+    const edges = await a.page.locator('svg.flow line').count();
+    await a.page.getByRole('button', { name: 'Cancel flow' }).click();
+    await a.page.locator('.confirm').getByRole('button', { name: 'Cancel flow ' + process.env.FLOW_ID }).click();
+    await a.page.locator('#toasts .toast', { hasText: 'flow ' + process.env.FLOW_ID + ': 3 jobs cancelled' }).waitFor();
+    check(nodes === 3 && edges === 3, 'a flow page draws its 3 jobs and 3 dependencies, and Cancel flow cancels them', nodes + ' ' + edges);
+  }
+
   // the audit trail names the dashboard user
   await a.page.goto(base + 'audit');
   await a.page.waitForSelector('table.audit');

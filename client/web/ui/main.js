@@ -14,6 +14,7 @@ import { schedulesPage } from './schedules.js';
 import { queuePage } from './queue.js';
 import { auditPage } from './audit.js';
 import { groupsPage } from './groups.js';
+import { flowPage } from './flow.js';
 
 const REFRESH_MS = 5000;
 const main = document.getElementById('main');
@@ -44,6 +45,8 @@ async function route() {
   else if (path === '/schedules' && session.endpoints.schedules) page = schedulesPage;
   else if (path === '/audit' && session.endpoints.audit) page = auditPage;
   else if (path === '/groups' && session.endpoints.groups) page = groupsPage;
+  else if (path === '/flows' && session.endpoints.flows) page = flowPage;
+  else if (/^\/flows\/\d+$/.test(path) && session.endpoints.flows) { ctx.id = path.slice(7); page = flowPage; }
   else {
     main.append(h('h1', { text: 'Not found' }), h('p', { text: path }));
     current = null;
@@ -101,6 +104,7 @@ async function start() {
   document.getElementById('nav-workers').hidden = !session.endpoints.workers;
   document.getElementById('nav-schedules').hidden = !session.endpoints.schedules;
   document.getElementById('nav-groups').hidden = !session.endpoints.groups;
+  document.getElementById('nav-flows').hidden = !session.endpoints.flows;
   document.getElementById('nav-audit').hidden = !(session.endpoints.audit && session.database.admin);
   schedule();
   route();
