@@ -105,7 +105,11 @@ enum
  * match (m) come back, and the row numbered $16, matching or not, which
  * tells that the scan stopped at its cap and where (the cursor to resume
  * from).  Every row is read in order and at most once: the statement
- * stops as soon as $17 rows came back.
+ * stops as soon as $17 rows came back.  It has no ORDER BY of its own:
+ * one over s would sort the whole range (a Sort node does not know that
+ * r is in order), so a first page of a million finished jobs read all of
+ * them (1 s, where the page needs 51 rows).  The rows come back in r's
+ * order, numbered by rn, and list_part checks that rn only grows.
  */
 #define LIST_NPARAMS (JOBQ_FILTER_NPARAMS + 5)
 #define LIST_PARAM_TYPES \
@@ -138,8 +142,7 @@ enum
 	"    j.errors, j.worker, j.dedupe_key, " JOBQ_FILTER_MATCH_SQL("j", "j.run_at") " AS m" \
 	RANGE " AND j.id > COALESCE($15, 0)" \
 	"  ORDER BY j.id LIMIT $16) r) s" \
-	" WHERE s.m OR s.rn = $16" \
-	" ORDER BY s.id LIMIT $17"
+	" WHERE s.m OR s.rn = $16 LIMIT $17"
 
 /* Finished jobs before the cursor, in list order (newest first) */
 #define LIST_HISTORY_AFTER_SQL(A) \
@@ -163,8 +166,7 @@ enum
 	"    " JOBQ_FILTER_MATCH_SQL("h", "h.finished_at") " AS m" \
 	"  FROM (" ROWS ") h" \
 	"  ORDER BY h.finished_at DESC, h.id DESC LIMIT $16) r) s" \
-	" WHERE s.m OR s.rn = $16" \
-	" ORDER BY s.finished_at DESC, s.id DESC LIMIT $17"
+	" WHERE s.m OR s.rn = $16 LIMIT $17"
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	/* $1 queue: its refused acks, summed over the backends' slots */
@@ -626,6 +628,7 @@ list_part(ListPage *page, int index, bool history, Datum *values, char *nulls, i
 {
 	int			rc;
 	uint64		last = 0;		/* the last row taken */
+	int64		prev_rn = 0;	/* the rn of the row before */
 
 	values[JOBQ_FILTER_NPARAMS + 2] = Int64GetDatum(scan);
 	values[JOBQ_FILTER_NPARAMS + 3] = Int64GetDatum((int64) (page->max - page->n) + 1);
@@ -635,6 +638,12 @@ list_part(ListPage *page, int index, bool history, Datum *values, char *nulls, i
 	{
 		bool		isnull;
 
+		int64		rn = jobq_spi_getint64(i, COL_LIST_ROWNUM, &isnull);
+
+		if (rn <= prev_rn)
+			elog(ERROR, "jobq: list rows came back out of order (row " INT64_FORMAT
+				 " after " INT64_FORMAT ")", rn, prev_rn);
+		prev_rn = rn;
 		if (jobq_spi_getbool(i, COL_LIST_MATCH, &isnull))
 		{
 			if (page->n == page->max)
@@ -648,7 +657,7 @@ list_part(ListPage *page, int index, bool history, Datum *values, char *nulls, i
 			page->descs[page->n] = SPI_tuptable->tupdesc;
 			page->n++;
 		}
-		if (jobq_spi_getint64(i, COL_LIST_ROWNUM, &isnull) == scan)
+		if (rn == scan)
 		{
 			page->next_cursor = row_cursor(i, history);
 			page->scan_truncated = true;

@@ -173,6 +173,29 @@ FROM jobq_list('lx-big', 'completed', 100);
 SELECT count(*) AS live_page FROM jobq_list('lx', 'ready', 100, filters => '{"priority_min": 0}');
 SELECT count(*) FILTER (WHERE id IS NOT NULL) AS rows, bool_or(scan_truncated) AS truncated
 FROM jobq_list('lx-big', 'dead', 100, filters => '{"payload": {"n": 1000}}');
+-- A page reads about the rows it returns, not the whole range: a first
+-- page of 100 of lx-big's 540,000 completed jobs, and of its 32,000
+-- ready ones, reads at most a few hundred index entries (the index's
+-- idx_tup_read, flushed around the call; reading the whole range was 1 s).
+CREATE FUNCTION regress_tuples_read(idx text) RETURNS bigint LANGUAGE sql AS $$
+SELECT idx_tup_read FROM pg_stat_user_indexes WHERE indexrelid = idx::regclass
+$$;
+CREATE TABLE regress_reads (what text, before bigint, after bigint);
+SELECT pg_stat_force_next_flush();
+SELECT pg_stat_clear_snapshot();
+INSERT INTO regress_reads SELECT 'history', regress_tuples_read('jobq.history_queue_state_idx'), NULL;
+SELECT count(*) AS history_page FROM jobq_list('lx-big', 'completed', 100);
+SELECT pg_stat_force_next_flush();
+SELECT pg_stat_clear_snapshot();
+UPDATE regress_reads SET after = regress_tuples_read('jobq.history_queue_state_idx') WHERE what = 'history';
+INSERT INTO regress_reads SELECT 'live', regress_tuples_read('jobq.jobs_pkey'), NULL;
+SELECT count(*) AS live_page FROM jobq_list('lx-big', 'ready', 100);
+SELECT pg_stat_force_next_flush();
+SELECT pg_stat_clear_snapshot();
+UPDATE regress_reads SET after = regress_tuples_read('jobq.jobs_pkey') WHERE what = 'live';
+SELECT what, after - before BETWEEN 100 AND 1000 AS reads_about_a_page FROM regress_reads ORDER BY what;
+DROP TABLE regress_reads;
+DROP FUNCTION regress_tuples_read(text);
 
 DEALLOCATE ALL;
 DROP FUNCTION regress_list_checks();
