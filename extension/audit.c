@@ -58,9 +58,20 @@ int			jobq_audit_retention_s = 90 * 86400;
 /* Key/value pairs of detail one call may pass */
 #define AUDIT_DETAIL_MAX			8
 
+/*
+ * The queue of the jobs of ids ($6), when they are all of one queue (as
+ * far as they exist), else NULL
+ */
+#define AUDIT_QUEUE_OF_IDS_SQL(IDS) \
+	"(SELECT pg_catalog.min(x.queue) FROM" \
+	"  (SELECT j.queue FROM jobq.jobs j WHERE j.id = ANY (" IDS ")" \
+	"   UNION SELECT h.queue FROM jobq.history h WHERE h.id = ANY (" IDS ")) x" \
+	"  HAVING count(*) = 1)"
+
 enum
 {
 	ST_RECORD,
+	ST_QUEUE_OF,
 	ST_READ,
 	ST_PURGE,
 	NUM_STATEMENTS
@@ -76,13 +87,14 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_RECORD] = {"audit_record",
 		"INSERT INTO jobq.audit (at, actor, role, action, queue, ids, filters, detail, affected)"
 		" VALUES ($1, $2, $3, $4,"
-		"  COALESCE($5, (SELECT pg_catalog.min(x.queue) FROM"
-		"   (SELECT j.queue FROM jobq.jobs j WHERE j.id = ANY ($6)"
-		"    UNION SELECT h.queue FROM jobq.history h WHERE h.id = ANY ($6)) x"
-		"   HAVING count(*) = 1)),"
+		"  COALESCE($5, " AUDIT_QUEUE_OF_IDS_SQL("$6") "),"
 		"  $6, $7, CASE WHEN $9 IS NOT NULL THEN pg_catalog.jsonb_object($9) END, $8)",
 		9, {TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8ARRAYOID, JSONBOID,
 			INT8OID, TEXTARRAYOID}},
+	/* $1 ids: their one queue, for a call that removes them (delete_many) */
+	[ST_QUEUE_OF] = {"audit_queue_of",
+		"SELECT " AUDIT_QUEUE_OF_IDS_SQL("$1"),
+		1, {INT8ARRAYOID}},
 	/*
 	 * $1 queue or NULL, $2 since or NULL, $3 max_rows, $4 before id or NULL;
 	 * newest first, along the primary key (or audit_queue_idx)
@@ -164,6 +176,28 @@ jobq_audit_id_array(Datum id)
 {
 	return PointerGetDatum(construct_array(&id, 1, INT8OID, 8, FLOAT8PASSBYVAL,
 										   TYPALIGN_DOUBLE));
+}
+
+/*
+ * jobq_audit_queue_of
+ *	  The queue of the jobs of ids (an int8[] datum) if they are all of one
+ *	  queue, else NULL; for a call that is about to delete them, whose
+ *	  record could not find it afterwards.  Runs inside SPI.  NULL without
+ *	  jobq.audit (SQL 0.1.0).
+ */
+text *
+jobq_audit_queue_of(Datum ids)
+{
+	bool		isnull;
+	Datum		d;
+	int			rc;
+
+	if (!audit_table_exists())
+		return NULL;
+	rc = SPI_execute_plan(jobq_plan(&jobq_audit_statements, ST_QUEUE_OF), &ids, NULL, true, 1);
+	jobq_spi_check(rc, SPI_OK_SELECT, "read the queue of jobs");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? NULL : (text *) SPI_datumTransfer(d, false, -1);
 }
 
 /*

@@ -455,6 +455,7 @@ by_ids(FunctionCallInfo fcinfo, BulkAction action)
 	bool		out_nulls[2] = {false, false};
 	TupleDesc	desc;
 	Tuplestorestate *store;
+	text	   *queue = NULL;
 
 	values[0] = ids_arg(fcinfo, &ndistinct);
 	values[1] = TimestampTzGetDatum(jobq_now());
@@ -462,9 +463,12 @@ by_ids(FunctionCallInfo fcinfo, BulkAction action)
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
 	jobq_check_any_jobs(values[0], JOBQ_PRIV_ADMIN);
+	/* deleted jobs leave no row the record could find their queue by */
+	if (action == BULK_DELETE)
+		queue = jobq_audit_queue_of(values[0]);
 	if (ndistinct > 0)
 		affected = act(action, values);
-	jobq_audit_record(action_names[action], NULL, values[0], NULL, affected, NULL);
+	jobq_audit_record(action_names[action], queue, values[0], NULL, affected, NULL);
 
 	out[0] = Int64GetDatum(affected);
 	out[1] = Int64GetDatum(ndistinct - affected);

@@ -341,6 +341,7 @@ extern int	jobq_audit_retention_s;
 extern void jobq_audit_define_gucs(void);
 extern bool jobq_actor_named(void);
 extern Datum jobq_audit_id_array(Datum id);
+extern text *jobq_audit_queue_of(Datum ids);
 extern void jobq_audit_record(const char *action, text *queue, Datum ids, Jsonb *filters,
 							  int64 affected,...);
 extern int64 jobq_audit_purge_run(int64 max_rows);

@@ -91,6 +91,12 @@ SELECT count(*) AS gone FROM jobq_job(:jc);
 SELECT state FROM jobq_job(:jrun);
 SELECT state FROM jobq_job((:'ready_ids'::bigint[])[2]);
 SELECT * FROM jobq_delete_many(ARRAY[:jc, :jx, :jdl]);
+-- the record of a delete of one queue's jobs names the queue (found
+-- before the jobs are gone)
+SELECT jobq_enqueue('blk', '{"del": 1}') AS jdel \gset
+SELECT affected FROM jobq_cancel_many(ARRAY[:jdel]);
+SELECT affected FROM jobq_delete_many(ARRAY[:jdel]);
+SELECT action, queue, affected FROM jobq.audit WHERE action = 'delete_many' ORDER BY id DESC LIMIT 1;
 
 -- bad input: errors before any side effect
 SELECT jobq_create_queue('blk-bad');
