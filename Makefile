@@ -17,6 +17,11 @@ OBJS = \
 	extension/grants.o \
 	extension/enqueue.o \
 	extension/insert_job.o \
+	extension/direct_map.o \
+	extension/direct_complete.o \
+	extension/direct_history.o \
+	extension/direct_index.o \
+	extension/direct_claim.o \
 	extension/claim.o \
 	extension/pop.o \
 	extension/ack.o \
@@ -105,7 +110,7 @@ include $(PGXS)
 extension/version.o: jobq.control
 # Every object includes jobq.h (and through it the contract header); PGXS
 # tracks no header dependencies without --enable-depend, so say it here.
-$(OBJS): extension/jobq.h extension/counters.h extension/jobq_sql.h client/include/jobq-contract.h
+$(OBJS): extension/jobq.h extension/counters.h extension/direct.h extension/jobq_sql.h client/include/jobq-contract.h
 extension/schedules.o extension/tick.o: extension/schedules.h extension/cron.h
 extension/cron.o: extension/cron.h
 extension/inspect.o extension/list_filter.o: extension/list_filter.h

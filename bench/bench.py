@@ -80,7 +80,7 @@ MODES = {
                   waiters=100, waiter_seconds=3, horizon_seconds=5, horizon_wait=15,
                   backlogs=[10000, 100000], scale_drain=800, history_rows=0,
                   soak_seconds=0, worker_jobs=100, worker_conc=[16], worker_reps=1, persistent_jobs=10000,
-                  instr=dict(enqueue=(100, 1000), cycle1=(10, 110), cycle100=(1, 11)),
+                  instr=dict(enqueue=(100, 1000), cycle1=(10, 110), cycle100=(1, 11), batch1000=(1, 4)),
                   counts_history=200000, flows_jobs=2000),
     'full': dict(reps=3, clients=[1, 4, 16], drain_clients=[1, 4, 16], enq_seconds=10,
                  enq_impls=['ref', 'min', 'jobq', 'driver', 'jobq-nonotify'],
@@ -91,7 +91,7 @@ MODES = {
                  backlogs=[10000, 100000, 1000000], scale_drain=5000,
                  history_rows=1000000, soak_seconds=300, worker_jobs=5000,
                  worker_conc=[4, 16], worker_reps=3, persistent_jobs=50000,
-                 instr=dict(enqueue=(200, 2000), cycle1=(20, 220), cycle100=(2, 22)),
+                 instr=dict(enqueue=(200, 2000), cycle1=(20, 220), cycle100=(2, 22), batch1000=(2, 8)),
                  counts_history=10000000, flows_jobs=10000),
 }
 
@@ -139,6 +139,7 @@ INSTR_OPS = [   # (key, what one iteration does)
     ('enqueue', 'enqueue 1 job, one transaction'),
     ('cycle1', 'claim 1, commit; complete it, commit'),
     ('cycle100', 'claim 100, commit; complete the 100, commit'),
+    ('batch1000', 'enqueue 1,000 jobs in one statement, one transaction'),
 ]
 INSTR_BODY = {
     ('enqueue', 'jobq'): """
@@ -147,6 +148,15 @@ INSTR_BODY = {
     ('enqueue', 'ref'): """
         INSERT INTO bench_ref.jobs (queue, payload)
             VALUES ('bench', '{"to":"user@example.com","n":1}') RETURNING id INTO k;
+        COMMIT;""",
+    ('batch1000', 'jobq'): """
+        SELECT count(*) INTO k FROM jobq_enqueue_batch('bench', ARRAY(SELECT jsonb_build_object('to', 'user@example.com', 'n', g) FROM generate_series(1, 1000) g));
+        COMMIT;""",
+    ('batch1000', 'ref'): """
+        INSERT INTO bench_ref.jobs (queue, payload) SELECT 'bench', jsonb_build_object('to', 'user@example.com', 'n', g) FROM generate_series(1, 1000) g;
+        COMMIT;""",
+    ('batch1000', 'min'): """
+        INSERT INTO bench_min.jobs (payload) SELECT jsonb_build_object('to', 'user@example.com', 'n', g) FROM generate_series(1, 1000) g;
         COMMIT;""",
     ('enqueue', 'min'): """
         INSERT INTO bench_min.jobs (payload)
@@ -1259,9 +1269,9 @@ class Bench:
         if shutil.which('valgrind') is None:
             raise BenchError('valgrind is not installed (apt-get install valgrind): '
                              'no instruction counts')
-        self.c.sqls(*(instr_proc_sql(op, impl) for op, _ in INSTR_OPS
-                      for impl in ('jobq', 'ref', 'min')))
-        for op, _ in INSTR_OPS:
+        ops = [op for op, _ in INSTR_OPS if op in self.m['instr']]   # smoke: no batch1000
+        self.c.sqls(*(instr_proc_sql(op, impl) for op in ops for impl in ('jobq', 'ref', 'min')))
+        for op in ops:
             for impl in ('jobq', 'ref', 'min'):
                 self.guard(f'instr {op} {impl}', self._instructions, op, impl)
 

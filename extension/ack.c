@@ -26,6 +26,7 @@
 #include "jobq.h"
 #include "counters.h"
 #include "groups.h"
+#include "direct.h"
 #include "jobq_sql.h"
 
 #include "catalog/pg_type.h"
@@ -443,6 +444,7 @@ jobq_complete(PG_FUNCTION_ARGS)
 	JobqGroupedJob group_job;
 	JobqSlots  *slots;
 	int			nslots;
+	JobqDirectCall direct = JOBQ_DIRECT_CALL_INIT;
 
 	require_id_token(fcinfo);
 	/* $1 id, $2 token, $3 finished_at, $4 result */
@@ -465,14 +467,23 @@ jobq_complete(PG_FUNCTION_ARGS)
 	grouped = jobq_any_grouped_queue() && jobq_grouped_job(values[0], values[1], &group_job);
 	nslots = jobq_any_limited_queue() ?
 		jobq_slots_read(jobq_audit_id_array(values[0]), &slots) : 0;
-	any_history = jobq_any_history_queue();
 	flows = jobq_flows_available();
-	/* the statement with history takes what the plain one did not */
-	done = plain_first(any_history) && complete_one_plain(values, any_history, flows);
-	if (!done && any_history)
+	/* a job this session claimed, in no group: its row directly (direct_complete.c) */
+	done = !grouped &&
+		jobq_direct_complete(&direct, DatumGetInt64(values[0]), DatumGetUUIDP(values[1]),
+							 nulls[3] == 'n' ? NULL : DatumGetJsonbP(values[3]),
+							 DatumGetTimestampTz(values[2]));
+	jobq_direct_finish(&direct);
+	if (!done)
 	{
-		done = complete_one_history(values, nulls, &kept, STMT(flows, ST_COMPLETE));
-		learn_history_use(done, kept);
+		any_history = jobq_any_history_queue();
+		/* the statement with history takes what the plain one did not */
+		done = plain_first(any_history) && complete_one_plain(values, any_history, flows);
+		if (!done && any_history)
+		{
+			done = complete_one_history(values, nulls, &kept, STMT(flows, ST_COMPLETE));
+			learn_history_use(done, kept);
+		}
 	}
 	/* and the flow path what neither took */
 	if (!done && flows)
@@ -644,6 +655,7 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	int			ngrouped;
 	JobqSlots  *slots;
 	int			nslots;
+	JobqDirectCall direct = JOBQ_DIRECT_CALL_INIT;
 
 	jobq_require(fcinfo, 0, "ids");
 	jobq_require(fcinfo, 1, "tokens");
@@ -706,12 +718,24 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	jobq_check_jobs(values[0], JOBQ_PRIV_CLAIM);
 	ngrouped = jobq_any_grouped_queue() ? jobq_grouped_jobs(values[0], &grouped) : 0;
 	nslots = jobq_any_limited_queue() ? jobq_slots_read(values[0], &slots) : 0;
-	any_history = jobq_any_history_queue();
 	flows = jobq_flows_available();
 	accepted = palloc0(sizeof(bool) * n);
+	/* the jobs this session claimed, when none is grouped: their rows directly */
+	taken = 0;
+	for (int i = 0; i < n && ngrouped == 0; i++)
+		if (jobq_direct_complete(&direct, DatumGetInt64(id_items[i]),
+								 DatumGetUUIDP(token_items[i]),
+								 result_items == NULL || result_nulls[i] ? NULL :
+								 DatumGetJsonbP(result_items[i]),
+								 DatumGetTimestampTz(values[2])))
+			accepted[i] = true, taken++;
+	jobq_direct_finish(&direct);
+	/* the statements see those deleted, and take the rest */
+	any_history = taken < n && jobq_any_history_queue();
 	/* the statement with history takes what the plain one did not */
-	taken = plain_first(any_history) ?
-		complete_many_plain(values, any_history, flows, accepted, id_items, token_items, n) : 0;
+	if (taken < n && plain_first(any_history))
+		taken += complete_many_plain(values, any_history, flows, accepted, id_items, token_items,
+									 n);
 	if (taken < n && any_history)
 	{
 		int			kept;

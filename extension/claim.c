@@ -41,6 +41,7 @@
  */
 #include "jobq.h"
 #include "counters.h"
+#include "direct.h"
 #include "jobq_sql.h"
 #include "groups.h"
 
@@ -61,11 +62,13 @@ PG_FUNCTION_INFO_V1(jobq_claim_any);
 
 /*
  * Columns of a claim statement: the 8 of jobq_claim's result, then n, then
- * what the counters need (counters.c): run_at
+ * what the counters need (counters.c): run_at; then where the running row
+ * is, for a direct complete (direct_map.c)
  */
 #define CLAIM_RESULT_COLS	8
 #define COL_CLAIM_POSITION	(CLAIM_RESULT_COLS + 1)
-#define CLAIM_COLS			(CLAIM_RESULT_COLS + 2)
+#define COL_CLAIM_CTID		(CLAIM_RESULT_COLS + 3)
+#define CLAIM_COLS			(CLAIM_RESULT_COLS + 3)
 
 /*
  * The statements.  Claims take $1 the queue name (claim_one) or names
@@ -244,10 +247,13 @@ run_claim_grouped_any(Datum *values, char *nulls, Datum *items, int n)
  *	  a woken claim may still find the queue paused in its cache.
  */
 static uint64
-run_claim(Datum *values, char *nulls, Datum *items, int n)
+run_claim(Datum *values, char *nulls, Datum *items, int n, Tuplestorestate *store,
+		  TupleDesc desc, bool *direct)
 {
 	JobqQueueSettings settings;
+	int			claimed;
 
+	*direct = false;
 	values[1] = TimestampTzGetDatum(jobq_now());
 	rate_retry_at = 0;
 	if (n == 1 && jobq_queue_settings(DatumGetTextPP(items[0]), &settings) &&
@@ -258,6 +264,20 @@ run_claim(Datum *values, char *nulls, Datum *items, int n)
 		if (jobq_queue_limited(&settings))
 			return jobq_claim_limited(values, nulls, DatumGetTextPP(items[0]), &settings, claim,
 									  &rate_retry_at);
+		/* the same claim without the statement, when it can be (direct_claim.c) */
+		if (claim == run_claim_one &&
+			jobq_direct_claim(DatumGetTextPP(items[0]), &settings,
+							  DatumGetTimestampTz(values[1]),
+							  (int) DatumGetInt64(values[2]),
+							  nulls[3] == 'n' ? &settings.lease : DatumGetIntervalP(values[3]),
+							  nulls[4] == 'n' ? NULL : DatumGetTextPP(values[4]),
+							  (pg_uuid_t *) ARR_DATA_PTR(DatumGetArrayTypeP(values[5])),
+							  store, desc, &claimed))
+		{
+			*direct = true;
+			SPI_tuptable = NULL;	/* the rows are in store already */
+			return claimed;
+		}
 		return claim(values, nulls, DatumGetTextPP(items[0]), &settings);
 	}
 	/* NB: also a queue the cache calls paused: its jobs are not for claim_any */
@@ -415,6 +435,8 @@ put_claimed_rows(Tuplestorestate *store, TupleDesc desc, Datum claimed_at)
 		heap_deform_tuple(rows[i].tuple, tt->tupdesc, values, nulls);
 		tuplestore_putvalues(store, desc, values, nulls);
 		jobq_count_claim(values[1], values[3], values[7], values[9], claimed_at);
+		jobq_direct_note_claim(DatumGetInt64(values[0]), DatumGetUUIDP(values[5]),
+							   (ItemPointer) DatumGetPointer(values[COL_CLAIM_CTID - 1]));
 	}
 	last = rows[n - 1].position;
 	pfree(rows);
@@ -448,6 +470,8 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	TimestampTz deadline = 0;
 	volatile bool registered = false;
 	volatile uint64 claimed = 0;
+	volatile bool direct = false;
+	bool		direct_now = false;
 	bool		held = false;
 	int			tokens_end;
 
@@ -501,7 +525,8 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 			held = true;
 			jobq_wait_hold();
 		}
-		while ((claimed = held ? 0 : run_claim(values, nulls, items, n)) == 0 && wait_usecs > 0)
+		while ((claimed = held ? 0 : run_claim(values, nulls, items, n, store, desc,
+											   &direct_now)) == 0 && wait_usecs > 0)
 		{
 			long		sleep_ms;
 			long		due_ms;
@@ -524,6 +549,7 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 			if (registered && jobq_wait_signalled())
 				break;
 		}
+		direct = !held && direct_now;
 	}
 	PG_FINALLY();
 	{
@@ -532,8 +558,10 @@ do_claim(FunctionCallInfo fcinfo, ArrayType *queues, Datum *items, int n)
 	}
 	PG_END_TRY();
 
+	/* a direct claim put its rows into store, and used the first tokens */
 	claim_tokens_return(tokens_end, PG_GETARG_INT32(ARG_MAX_JOBS),
-						claimed > 0 ? put_claimed_rows(store, desc, values[1]) : 0);
+						claimed == 0 ? 0 : direct ? (int64) claimed :
+						put_claimed_rows(store, desc, values[1]));
 	jobq_spi_finish();
 	return (Datum) 0;
 }

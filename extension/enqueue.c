@@ -25,6 +25,7 @@
 #include "jobq.h"
 #include "counters.h"
 #include "groups.h"
+#include "direct.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
@@ -623,9 +624,10 @@ reserve_group_seqs(EnqueueArgs *args, text **group_keys, int n, text ***headless
  *					  max_attempts, dedupe_keys text[])
  *	  -> setof (id bigint, created boolean), in the order of payloads
  *
- *	  Without dedupe keys all jobs go in with one INSERT ... SELECT over
- *	  unnest(): one statement, one index descent per index per row, one
- *	  NOTIFY.  With dedupe keys each job takes the single-job path, since
+ *	  Without dedupe keys all jobs go in at once, one index descent per
+ *	  index per row, one NOTIFY: written by insert_job.c (heap_insert and
+ *	  index_insert, the table checked once), or when it cannot, with one
+ *	  INSERT ... SELECT over unnest().  With dedupe keys each job takes the single-job path, since
  *	  each may resolve to an existing job, in key order (see below); the
  *	  ids still come back in input order.
  */
@@ -645,6 +647,7 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 	Tuplestorestate *store;
 	Datum		out[2];
 	bool		out_nulls[2] = {false, false};
+	int64	   *ids;
 	int			rc;
 
 	read_common_args(fcinfo, &args);
@@ -737,6 +740,20 @@ jobq_enqueue_batch(PG_FUNCTION_ARGS)
 		{
 			out[0] = Int64GetDatum(ids[i]);
 			out[1] = BoolGetDatum(created[i]);
+			tuplestore_putvalues(store, desc, out, out_nulls);
+		}
+	}
+	else if (jobq_direct_writes &&
+			 jobq_insert_jobs(args.queue, args.priority, args.run_at,
+							  DatumGetInt32(args.max_attempts), args.now, items, nitems,
+							  (ids = palloc(sizeof(int64) * nitems))))
+	{
+		/* written by insert_job.c, in input order, as the statement would */
+		announce_ready(&args, nitems);
+		for (int i = 0; i < nitems; i++)
+		{
+			out[0] = Int64GetDatum(ids[i]);
+			out[1] = BoolGetDatum(true);
 			tuplestore_putvalues(store, desc, out, out_nulls);
 		}
 	}

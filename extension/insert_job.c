@@ -99,33 +99,31 @@ enum JobColumn
 
 typedef struct JobColumnSpec
 {
-	const char *name;
-	Oid			type;			/* InvalidOid: jobq.job_state, checked apart */
+	JobqColumn	col;			/* type InvalidOid: jobq.job_state, checked apart */
 	bool		set_null;		/* a new job has NULL here */
-	bool		optional;		/* absent while the database runs 0.1.0's SQL */
 } JobColumnSpec;
 
 static const JobColumnSpec job_columns[JOB_NCOLUMNS] = {
-	[COL_ID] = {"id", INT8OID, false},
-	[COL_QUEUE] = {"queue", TEXTOID, false},
-	[COL_STATE] = {"state", InvalidOid, false},
-	[COL_PRIORITY] = {"priority", INT2OID, false},
-	[COL_RUN_AT] = {"run_at", TIMESTAMPTZOID, false},
-	[COL_ATTEMPT] = {"attempt", INT4OID, false},
-	[COL_MAX_ATTEMPTS] = {"max_attempts", INT4OID, false},
-	[COL_TOKEN] = {"token", UUIDOID, true},
-	[COL_LOCKED_UNTIL] = {"locked_until", TIMESTAMPTZOID, true},
-	[COL_WORKER] = {"worker", TEXTOID, true},
-	[COL_ENQUEUED_AT] = {"enqueued_at", TIMESTAMPTZOID, false},
-	[COL_CLAIMED_AT] = {"claimed_at", TIMESTAMPTZOID, true},
-	[COL_DEDUPE_KEY] = {"dedupe_key", TEXTOID, true},
-	[COL_ERRORS] = {"errors", JSONBOID, true},
-	[COL_PAYLOAD] = {"payload", JSONBOID, false},
+	[COL_ID] = {{"id", INT8OID}, false},
+	[COL_QUEUE] = {{"queue", TEXTOID}, false},
+	[COL_STATE] = {{"state", InvalidOid}, false},
+	[COL_PRIORITY] = {{"priority", INT2OID}, false},
+	[COL_RUN_AT] = {{"run_at", TIMESTAMPTZOID}, false},
+	[COL_ATTEMPT] = {{"attempt", INT4OID}, false},
+	[COL_MAX_ATTEMPTS] = {{"max_attempts", INT4OID}, false},
+	[COL_TOKEN] = {{"token", UUIDOID}, true},
+	[COL_LOCKED_UNTIL] = {{"locked_until", TIMESTAMPTZOID}, true},
+	[COL_WORKER] = {{"worker", TEXTOID}, true},
+	[COL_ENQUEUED_AT] = {{"enqueued_at", TIMESTAMPTZOID}, false},
+	[COL_CLAIMED_AT] = {{"claimed_at", TIMESTAMPTZOID}, true},
+	[COL_DEDUPE_KEY] = {{"dedupe_key", TEXTOID}, true},
+	[COL_ERRORS] = {{"errors", JSONBOID}, true},
+	[COL_PAYLOAD] = {{"payload", JSONBOID}, false},
 	/* jobs without a group (groups.h): an enqueue with a group_key uses SPI */
-	[COL_GROUP_KEY] = {"group_key", TEXTOID, true, true},
-	[COL_GROUP_SEQ] = {"group_seq", INT8OID, true, true},
-	[COL_FLOW_ID] = {"flow_id", INT8OID, true, true},
-	[COL_PENDING_DEPS] = {"pending_deps", INT4OID, true, true},
+	[COL_GROUP_KEY] = {{"group_key", TEXTOID, true}, true},
+	[COL_GROUP_SEQ] = {{"group_seq", INT8OID, true}, true},
+	[COL_FLOW_ID] = {{"flow_id", INT8OID, true}, true},
+	[COL_PENDING_DEPS] = {{"pending_deps", INT4OID, true}, true},
 };
 
 /* More indexes than jobq.jobs has; past it, SPI does the insert */
@@ -186,13 +184,14 @@ jobq_insert_job_inval(Oid relid)
 }
 
 /*
- * table_is_plain
+ * jobq_table_inserts_plainly
  *	  What the executor would act on and this file does not: INSERT
  *	  triggers, rules, row security, CHECK constraints, generated columns,
  *	  another access method.  Read from the relcache on every call; cheap.
+ *	  (Also the check of jobq.history for direct_history.c.)
  */
-static bool
-table_is_plain(Relation rel)
+bool
+jobq_table_inserts_plainly(Relation rel)
 {
 	TupleConstr *constr = RelationGetDescr(rel)->constr;
 	TriggerDesc *trig = rel->trigdesc;
@@ -220,37 +219,20 @@ static bool
 read_columns(Relation rel)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	int			found = 0;
-	int			required = 0;
 
+	if (!jobq_match_columns(desc, &job_columns[0].col, JOB_NCOLUMNS, sizeof(JobColumnSpec),
+							attnum))
+		return false;
 	for (int c = 0; c < JOB_NCOLUMNS; c++)
-		attnum[c] = InvalidAttrNumber;
-	for (int i = 0; i < desc->natts; i++)
 	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		int			c;
+		Form_pg_attribute att;
 
-		if (att->attisdropped)
-			continue;
-		for (c = 0; c < JOB_NCOLUMNS; c++)
-			if (strcmp(NameStr(att->attname), job_columns[c].name) == 0)
-				break;
-		if (c == JOB_NCOLUMNS)
-			return false;		/* a column we would not know how to fill */
-		if (job_columns[c].type != InvalidOid && att->atttypid != job_columns[c].type)
-			return false;
-		if (att->atttypmod != -1)
-			return false;		/* the executor would coerce, e.g. round a time */
+		if (attnum[c] == InvalidAttrNumber)
+			continue;			/* optional, absent */
+		att = TupleDescAttr(desc, attnum[c] - 1);
 		if (job_columns[c].set_null && (att->attnotnull || att->atthasdef))
 			return false;
-		attnum[c] = att->attnum;
-		found++;
 	}
-	for (int c = 0; c < JOB_NCOLUMNS; c++)
-		if (!job_columns[c].optional || attnum[c] != InvalidAttrNumber)
-			required++;
-	if (found != required)
-		return false;
 
 	/* id: an identity column, filled from its sequence */
 	if (TupleDescAttr(desc, attnum[COL_ID] - 1)->attidentity == '\0')
@@ -260,17 +242,69 @@ read_columns(Relation rel)
 		return false;
 
 	/* state: the enum label 'ready' of the column's type */
-	{
-		Oid			enum_type = TupleDescAttr(desc, attnum[COL_STATE] - 1)->atttypid;
-		HeapTuple	tup = SearchSysCache2(ENUMTYPOIDNAME, ObjectIdGetDatum(enum_type),
-										  CStringGetDatum("ready"));
+	state_ready = jobq_enum_label(TupleDescAttr(desc, attnum[COL_STATE] - 1)->atttypid, "ready");
+	return OidIsValid(state_ready);
+}
 
-		if (!HeapTupleIsValid(tup))
+/*
+ * jobq_match_columns
+ *	  Find each of the n columns of cols (each at stride bytes from the
+ *	  last: a JobqColumn first in a larger spec) by name, with its type
+ *	  (InvalidOid: not checked here) and no type modifier (the executor
+ *	  would coerce, e.g. round a time), and set attnum[k] to it
+ *	  (InvalidAttrNumber: an optional column that is absent).  false when
+ *	  one that is not optional is missing or desc has a column not in cols:
+ *	  a column the direct writes would not know how to fill.  Also for direct_complete.c and
+ *	  direct_history.c.
+ */
+bool
+jobq_match_columns(TupleDesc desc, const JobqColumn *cols, int n, size_t stride,
+				   AttrNumber *attnum)
+{
+	for (int k = 0; k < n; k++)
+		attnum[k] = InvalidAttrNumber;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		const JobqColumn *col = NULL;
+		int			k;
+
+		if (att->attisdropped)
+			continue;
+		for (k = 0; k < n; k++)
+		{
+			col = (const JobqColumn *) ((const char *) cols + k * stride);
+			if (strcmp(NameStr(att->attname), col->name) == 0)
+				break;
+		}
+		if (k == n || att->atttypmod != -1 ||
+			(col->type != InvalidOid && att->atttypid != col->type))
 			return false;
-		state_ready = ((Form_pg_enum) GETSTRUCT(tup))->oid;
-		ReleaseSysCache(tup);
+		attnum[k] = att->attnum;
 	}
+	for (int k = 0; k < n; k++)
+		if (attnum[k] == InvalidAttrNumber &&
+			!((const JobqColumn *) ((const char *) cols + k * stride))->optional)
+			return false;
 	return true;
+}
+
+/*
+ * jobq_enum_label
+ *	  The OID of the label of the enum type, or InvalidOid.
+ */
+Oid
+jobq_enum_label(Oid enum_type, const char *label)
+{
+	HeapTuple	tup = SearchSysCache2(ENUMTYPOIDNAME, ObjectIdGetDatum(enum_type),
+									  CStringGetDatum(label));
+	Oid			oid;
+
+	if (!HeapTupleIsValid(tup))
+		return InvalidOid;
+	oid = ((Form_pg_enum) GETSTRUCT(tup))->oid;
+	ReleaseSysCache(tup);
+	return oid;
 }
 
 /*
@@ -386,6 +420,23 @@ bool
 jobq_insert_job(text *queue, int16 priority, TimestampTz run_at, int32 max_attempts,
 				TimestampTz enqueued_at, Jsonb *payload, int64 *id)
 {
+	Datum		item = JsonbPGetDatum(payload);
+
+	return jobq_insert_jobs(queue, priority, run_at, max_attempts, enqueued_at, &item, 1, id);
+}
+
+/*
+ * jobq_insert_jobs
+ *	  The same for n jobs of one queue with the same settings, the payloads
+ *	  payloads[0..n-1] (jsonb): inserted in that order, ids[i] the id of
+ *	  payload i, as an INSERT ... SELECT of them in order would give (a
+ *	  batch enqueue without dedupe keys, enqueue.c).  The table and its
+ *	  indexes are opened and checked once.
+ */
+bool
+jobq_insert_jobs(text *queue, int16 priority, TimestampTz run_at, int32 max_attempts,
+				 TimestampTz enqueued_at, const Datum *payloads, int n_jobs, int64 *ids)
+{
 	Oid			relid;
 	Relation	rel;
 	Datum		values[MaxHeapAttributeNumber];
@@ -405,7 +456,7 @@ jobq_insert_job(text *queue, int16 priority, TimestampTz run_at, int32 max_attem
 	if (!OidIsValid(relid))
 		return false;			/* let SPI report it */
 	rel = table_open(relid, RowExclusiveLock);
-	if (!table_is_plain(rel) || !ensure_layout(rel))
+	if (!jobq_table_inserts_plainly(rel) || !ensure_layout(rel))
 	{
 		elog(DEBUG1, "jobq: jobq.jobs has triggers, row security, constraints, columns or indexes the direct insert does not handle: inserting through SPI");
 		table_close(rel, NoLock);
@@ -425,48 +476,55 @@ jobq_insert_job(text *queue, int16 priority, TimestampTz run_at, int32 max_attem
 
 		for (int i = 0; i < n; i++)
 			irels[i] = index_open(job_indexes[i].oid, RowExclusiveLock);
-		*id = nextval_internal(id_sequence, false);
-
-		memset(nulls, true, sizeof(bool) * RelationGetDescr(rel)->natts);
-#define SET(col, datum) (values[attnum[col] - 1] = (datum), nulls[attnum[col] - 1] = false)
-		SET(COL_ID, Int64GetDatum(*id));
-		SET(COL_QUEUE, PointerGetDatum(queue));
-		SET(COL_STATE, ObjectIdGetDatum(state_ready));
-		SET(COL_PRIORITY, Int16GetDatum(priority));
-		SET(COL_RUN_AT, TimestampTzGetDatum(run_at));
-		SET(COL_ATTEMPT, Int32GetDatum(0));
-		SET(COL_MAX_ATTEMPTS, Int32GetDatum(max_attempts));
-		SET(COL_ENQUEUED_AT, TimestampTzGetDatum(enqueued_at));
-		SET(COL_PAYLOAD, JsonbPGetDatum(payload));
-#undef SET
-		tuple = heap_form_tuple(RelationGetDescr(rel), values, nulls);
-		heap_insert(rel, tuple, GetCurrentCommandId(true), 0, NULL);
-
-		econtext = predicate_econtext;
-		ExecStoreHeapTuple(tuple, predicate_slot, false);
-		econtext->ecxt_scantuple = predicate_slot;
-		for (int i = 0; i < n; i++)
+		for (int j = 0; j < n_jobs; j++)
 		{
-			JobIndex   *ix = &job_indexes[i];
-			Datum		ivalues[INDEX_MAX_KEYS];
-			bool		inulls[INDEX_MAX_KEYS];
+			ids[j] = nextval_internal(id_sequence, false);
 
-			/* as ExecInsertIndexTuples: not ready yet, or not in a partial index */
-			if (ix->info->ii_ReadyForInserts &&
-				(ix->predicate == NULL || ExecQual(ix->predicate, econtext)))
+			memset(nulls, true, sizeof(bool) * RelationGetDescr(rel)->natts);
+#define SET(col, datum) (values[attnum[col] - 1] = (datum), nulls[attnum[col] - 1] = false)
+			SET(COL_ID, Int64GetDatum(ids[j]));
+			SET(COL_QUEUE, PointerGetDatum(queue));
+			SET(COL_STATE, ObjectIdGetDatum(state_ready));
+			SET(COL_PRIORITY, Int16GetDatum(priority));
+			SET(COL_RUN_AT, TimestampTzGetDatum(run_at));
+			SET(COL_ATTEMPT, Int32GetDatum(0));
+			SET(COL_MAX_ATTEMPTS, Int32GetDatum(max_attempts));
+			SET(COL_ENQUEUED_AT, TimestampTzGetDatum(enqueued_at));
+			SET(COL_PAYLOAD, payloads[j]);
+#undef SET
+			tuple = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+			heap_insert(rel, tuple, GetCurrentCommandId(true), 0, NULL);
+
+			econtext = predicate_econtext;
+			ExecStoreHeapTuple(tuple, predicate_slot, false);
+			econtext->ecxt_scantuple = predicate_slot;
+			for (int i = 0; i < n; i++)
 			{
-				FormIndexDatum(ix->info, predicate_slot, NULL, ivalues, inulls);
-				index_insert(irels[i], ivalues, inulls, &tuple->t_self, rel,
-							 ix->info->ii_Unique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
-							 false, ix->info);
+				JobIndex   *ix = &job_indexes[i];
+				Datum		ivalues[INDEX_MAX_KEYS];
+				bool		inulls[INDEX_MAX_KEYS];
+
+				/* as ExecInsertIndexTuples: not ready yet, or not in a partial index */
+				if (ix->info->ii_ReadyForInserts &&
+					(ix->predicate == NULL || ExecQual(ix->predicate, econtext)))
+				{
+					FormIndexDatum(ix->info, predicate_slot, NULL, ivalues, inulls);
+					index_insert(irels[i], ivalues, inulls, &tuple->t_self, rel,
+								 ix->info->ii_Unique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+								 false, ix->info);
+				}
 			}
-			index_close(irels[i], NoLock);
+			ExecClearTuple(predicate_slot);
+			ResetExprContext(econtext);
+			heap_freetuple(tuple);
 		}
-		ExecClearTuple(predicate_slot);
-		ResetExprContext(econtext);
+		for (int i = 0; i < n; i++)
+			index_close(irels[i], NoLock);
 	}
-	heap_freetuple(tuple);
 	table_close(rel, NoLock);
-	elog(DEBUG2, "jobq: job inserted directly");
+	if (n_jobs == 1)
+		elog(DEBUG2, "jobq: job inserted directly");
+	else
+		elog(DEBUG2, "jobq: %d jobs inserted directly", n_jobs);
 	return true;
 }

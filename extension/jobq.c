@@ -20,6 +20,7 @@
  */
 #include "jobq.h"
 #include "groups.h"
+#include "direct.h"
 #include "list_filter.h"
 #include "counters.h"
 
@@ -123,6 +124,7 @@ _PG_init(void)
 	jobq_list_filter_init();
 	jobq_audit_define_gucs();
 	jobq_flow_repair_define_gucs();
+	jobq_direct_define_gucs();
 	jobq_health_define_gucs();
 
 	DefineCustomIntVariable("jobq.worker_timeout",

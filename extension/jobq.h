@@ -471,8 +471,24 @@ extern void jobq_check_dedupe_key(text *key);
 
 /* insert_job.c */
 extern void jobq_insert_job_inval(Oid relid);
+extern bool jobq_table_inserts_plainly(Relation rel);
+
+/* a column the direct writes expect: its name, and type (InvalidOid: any) */
+typedef struct JobqColumn
+{
+	const char *name;
+	Oid			type;
+	bool		optional;		/* absent while the database runs 0.1.0's SQL */
+} JobqColumn;
+
+extern bool jobq_match_columns(TupleDesc desc, const JobqColumn *cols, int n, size_t stride,
+							   AttrNumber *attnum);
+extern Oid	jobq_enum_label(Oid enum_type, const char *label);
 extern bool jobq_insert_job(text *queue, int16 priority, TimestampTz run_at,
 							int32 max_attempts, TimestampTz enqueued_at, Jsonb *payload,
 							int64 *id);
+extern bool jobq_insert_jobs(text *queue, int16 priority, TimestampTz run_at,
+							 int32 max_attempts, TimestampTz enqueued_at, const Datum *payloads,
+							 int n_jobs, int64 *ids);
 
 #endif							/* JOBQ_H */

@@ -52,7 +52,8 @@
  * (claim.c, group_claim.c) does to the jobs it took, found by joining the
  * ids in claim order (o.id, o.n = position): attempt + 1, the token at
  * that position of $6; and what it returns, the position after the
- * columns of jobq_claim's result, then what the counters need.
+ * columns of jobq_claim's result, then what the counters need, then where
+ * the running row is, for a direct complete (direct_map.c).
  */
 #define JOBQ_CLAIM_SET_SQL \
 	"UPDATE jobq.jobs j SET state = 'running', attempt = j.attempt + 1," \
@@ -61,7 +62,7 @@
 #define JOBQ_CLAIM_RETURN_SQL \
 	" WHERE j.id = o.id" \
 	" RETURNING j.id, j.queue, j.payload, j.attempt, j.max_attempts, j.token," \
-	"   j.locked_until, j.enqueued_at, o.n, j.run_at"
+	"   j.locked_until, j.enqueued_at, o.n, j.run_at, j.ctid"
 
 /*
  * JOBQ_HISTORY_ROW_SQL: the INSERT of the history row of each job of CTE

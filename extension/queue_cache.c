@@ -63,6 +63,7 @@
  */
 #include "jobq.h"
 #include "groups.h"
+#include "direct.h"
 
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -180,6 +181,9 @@ queue_cache_inval(Datum arg, Oid relid)
 {
 	jobq_insert_job_inval(relid);
 	jobq_flows_inval(relid);
+	jobq_direct_inval(relid);
+	jobq_direct_history_inval(relid);
+	jobq_direct_claim_inval(relid);
 	jobq_grants_inval(relid);
 
 	/* while jobq.queues is not resolved, any table may be it */

@@ -161,6 +161,22 @@ SET client_min_messages = warning;
 SELECT * FROM regress_rows() WHERE n IN ('8', '9', '10', '10b', '11', '11b', '11c', '12', '13');
 SELECT * FROM regress_indexes_complete();
 
+-- 6. a batch without dedupe keys is written directly too, in input order
+-- (ids in order), the rows the statement writes; with jobq.direct_writes
+-- off, through the statement: the same rows
+SET client_min_messages = debug2;
+SELECT count(*) AS enqueued, bool_and(created) AS created,
+       max(id) - min(id) = 2 AND bool_and(id > 0) AS ids_consecutive
+FROM jobq_enqueue_batch('ip', ARRAY['{"n": "b1"}', '{"n": "b2"}', '{"n": "b3"}']::jsonb[],
+                        priority => 4, max_attempts => 2);
+SET jobq.direct_writes = off;
+SELECT count(*) AS enqueued FROM jobq_enqueue_batch('ip', ARRAY['{"n": "s1"}', '{"n": "s2"}', '{"n": "s3"}']::jsonb[],
+                        priority => 4, max_attempts => 2);
+RESET jobq.direct_writes;
+SET client_min_messages = warning;
+SELECT * FROM regress_rows() WHERE n LIKE 'b_' OR n LIKE 's_';
+SELECT * FROM regress_indexes_complete();
+
 SELECT jobq_drop_queue('ip', force => true);
 DROP FUNCTION regress_rows();
 DROP FUNCTION regress_indexes_complete();
