@@ -79,6 +79,7 @@ enum
 #define COL_EXPIRE_DEAD_QUEUES	5
 #define COL_EXPIRE_DEAD_COUNTS	6
 #define COL_EXPIRE_GROUPED_IDS	7	/* and queues, keys, seqs, dead */
+#define COL_EXPIRE_DEAD_IDS_FROM_END 1	/* the dead ids: the last but one column */
 #define COL_PURGE_PURGED	1
 #define COL_PURGE_QUEUES	2	/* and states, counts: JOBQ_FINISHED_COUNTS_SQL */
 
@@ -120,6 +121,13 @@ enum
 	"   FROM (SELECT d.queue, count(*) AS n FROM d GROUP BY d.queue) d) gd" FROM_EXTRA
 
 #define EXPIRE_GROUPED_SELECT ", gj.ids, gj.queues, gj.keys, gj.seqs, gj.dead"
+/*
+ * every form, last: the ids and queues of the jobs that went dead, for
+ * their completion events (COL_EXPIRE_DEAD_IDS_FROM_END)
+ */
+#define EXPIRE_DEAD_SELECT \
+	", (SELECT pg_catalog.array_agg(d.id ORDER BY d.id) FROM d)," \
+	" (SELECT pg_catalog.array_agg(d.queue ORDER BY d.id) FROM d)"
 /* flows (0.2.0 SQL): the ids of the jobs of flows that went dead, last */
 #define EXPIRE_DEAD_FLOW_SELECT \
 	", (SELECT pg_catalog.array_agg(d.id) FROM d WHERE d.flow_id IS NOT NULL)"
@@ -133,11 +141,12 @@ enum
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_EXPIRE] = {"expire",
-		EXPIRE_SQL(JOBQ_HISTORY_ROW_SQL, "", "", ""),
+		EXPIRE_SQL(JOBQ_HISTORY_ROW_SQL, "", EXPIRE_DEAD_SELECT, ""),
 		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
 	[ST_EXPIRE_GROUPED] = {"expire_grouped",
 		EXPIRE_SQL(JOBQ_HISTORY_ROW_FLOW_SQL, ", j.group_key, j.group_seq",
-				   EXPIRE_GROUPED_SELECT EXPIRE_DEAD_FLOW_SELECT, EXPIRE_GROUPED_FROM),
+				   EXPIRE_GROUPED_SELECT EXPIRE_DEAD_FLOW_SELECT EXPIRE_DEAD_SELECT,
+				   EXPIRE_GROUPED_FROM),
 		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
 	/*
 	 * flows (0.2.0's SQL), no queue grouping: flow_id kept in history, and
@@ -145,7 +154,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	 * them too, after its own columns)
 	 */
 	[ST_EXPIRE_FLOW] = {"expire_flow",
-		EXPIRE_SQL(JOBQ_HISTORY_ROW_FLOW_SQL, "", EXPIRE_DEAD_FLOW_SELECT, ""),
+		EXPIRE_SQL(JOBQ_HISTORY_ROW_FLOW_SQL, "", EXPIRE_DEAD_FLOW_SELECT EXPIRE_DEAD_SELECT, ""),
 		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
 	[ST_PURGE_HISTORY] = {"purge_history",
 		"WITH p AS ("
@@ -254,6 +263,45 @@ expired_groups(TimestampTz now)
 }
 
 /*
+ * note_dead
+ *	  After the expire statement, while some queue has notify_finished:
+ *	  a completion event for each job that went dead (its ids and queues
+ *	  are the statement's last two columns).  Reads them before any other
+ *	  statement replaces SPI_tuptable.
+ */
+static void
+note_dead(void)
+{
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	HeapTuple	row = SPI_tuptable->vals[0];
+	int			col = desc->natts - COL_EXPIRE_DEAD_IDS_FROM_END;
+	bool		isnull;
+	Datum		a = SPI_getbinval(row, desc, col, &isnull);
+	Datum	   *ids;
+	Datum	   *queues;
+	int			n;
+	int			nq;
+
+	if (isnull)
+		return;
+	deconstruct_array(DatumGetArrayTypeP(a), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &ids, NULL, &n);
+	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(row, desc, col + 1, &isnull)),
+					  TEXTOID, -1, false, TYPALIGN_INT, &queues, NULL, &nq);
+	Assert(n == nq);
+	for (int i = 0; i < n && i < nq; i++)
+	{
+		text	   *queue = DatumGetTextPP(queues[i]);
+		JobqQueueSettings settings;
+
+		if (jobq_queue_settings(queue, &settings) &&
+			jobq_setting_020(&settings, notify_finished))
+			jobq_finished_note(VARDATA_ANY(queue), VARSIZE_ANY_EXHDR(queue),
+							   DatumGetInt64(ids[i]), JOBQ_AWAIT_DEAD);
+	}
+}
+
+/*
  * jobq_sweep_run
  *	  One bounded sweep: expired leases, then history past retention.
  *	  queue NULL means every queue.  Must run inside SPI; the background
@@ -288,6 +336,16 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 	jobq_spi_check(rc, SPI_OK_SELECT, "sweep expired leases");
 	out[0] = jobq_spi_getint64(0, COL_EXPIRE_REQUEUED, &isnull);
 	out[1] = jobq_spi_getint64(0, COL_EXPIRE_DEAD, &isnull);
+	if (out[1] > 0 && jobq_finished_any())
+	{
+		SPITupleTable *tuptable = SPI_tuptable;
+		uint64		processed = SPI_processed;
+
+		note_dead();
+		/* jobq_queue_settings may have run statements of its own */
+		SPI_tuptable = tuptable;
+		SPI_processed = processed;
+	}
 	if (out[0] > 0)
 		note_requeued();
 	if (out[0] + out[1] > 0)

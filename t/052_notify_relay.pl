@@ -225,6 +225,9 @@ for my $case ([ 'postgres', $relay ], [ 'other', 'self' ])
 	my @ev = map { [ split /\|/ ] } split /\n/,
 		$sql->("SELECT id, token FROM jobq_claim('ev', 't', 1000) ORDER BY id");
 	my ($off) = map { [ split /\|/ ] } $sql->("SELECT id, token FROM jobq_claim('evoff', 't', 1)");
+	# a job whose one attempt's lease runs out: the sweep ends it dead
+	my $lost = $sql->("SELECT jobq_enqueue('ev', '{}')");
+	$sql->("SELECT count(*) FROM jobq_claim('ev', 't', 1, lease => '1 second')");
 	my $ready = $sql->("SELECT jobq_enqueue('ev', '{}')");
 	my @batch = @ev[ 4 .. 603 ];
 	my $ids = join(',', map { $_->[0] } @batch);
@@ -243,16 +246,18 @@ for my $case ([ 'postgres', $relay ], [ 'other', 'self' ])
 		COMMIT;
 		SELECT jobq_complete($off->[0], '$off->[1]');
 		SELECT count(*) FROM jobq_complete_batch(ARRAY[$ids]::bigint[], ARRAY[$tokens]::uuid[]);
+		SELECT pg_sleep(1.2);
+		SELECT dead FROM jobq_sweep('ev');
 	});
-	my @want = sort("$ev[0][0] completed", "$ev[1][0] dead", "$ready cancelled",
+	my @want = sort("$ev[0][0] completed", "$ev[1][0] dead", "$ready cancelled", "$lost dead",
 		map { "$_->[0] completed" } @batch);
 	is(join(',', sort keys %$got), "jobq.finished.ev $sender",
 		"$db: events only on the channel of the queue with notify_finished, sent by "
 		  . ($sender eq 'self' ? 'the session itself (no relay)' : 'the relay'));
 	is_deeply($got->{"jobq.finished.ev $sender"}, \@want,
-		"$db: one line per finished job (completed, dead, cancelled), none for the rolled-back completes");
+		"$db: one line per finished job (completed, dead, cancelled, dead in a sweep), none for the rolled-back completes");
 	ok(@$sizes >= 2 && !grep({ $_ > 7900 } @$sizes),
-		"$db: 603 events in " . scalar(@$sizes) . " notifications of at most 7900 bytes");
+		"$db: 604 events in " . scalar(@$sizes) . " notifications of at most 7900 bytes");
 	unlike(join('', map { @$_ } values %$got), qr/secret|boom/, "$db: no result, no error in the events");
 }
 
