@@ -263,14 +263,14 @@ my $later = $node->safe_psql('postgres', "SELECT jobq_enqueue('bulk', '{}', dela
 ($code, $hdr, $body) = req($b, 'POST', "/api/jobs/$later/run-now", [@post], '{}');
 is_deeply(decode_json($body), { id => $later + 0, changed => JSON::PP::true }, 'POST /api/jobs/ID/run-now: made due');
 is($node->safe_psql('postgres', "SELECT run_at <= now() FROM jobq_job($later)"), 't', '... its run_at is now');
-# (the one-job delete names no queue: the server finds a call's queue by
-# its jobs, which are gone by then)
+# (the one-job delete names its queue: the server finds it before the job
+# is gone)
 ($code, $hdr, $body) = req($b, 'GET', '/api/audit?limit=9', [$auth_admin]);
 my @audit = @{ decode_json($body) };
 is_deeply([ map { join ' ', $_->{actor}, $_->{role}, $_->{action}, $_->{queue} // '-', $_->{affected} } reverse @audit ],
 	[ 'postgres postgres create_queue bulk 1', 'admin jobq_admin retry_many bulk 2',
 	  (map { "admin jobq_admin cancel_where bulk $_" } 2, 2, 2, 1),
-	  'admin jobq_admin delete_where bulk 7', 'admin jobq_admin delete_many - 1', 'admin jobq_admin run_now_many bulk 1' ],
+	  'admin jobq_admin delete_where bulk 7', 'admin jobq_admin delete_many bulk 1', 'admin jobq_admin run_now_many bulk 1' ],
 	'GET /api/audit: every action, with the dashboard user as actor, newest first');
 ($code, $hdr, $body) = req($b, 'GET', '/api/audit?queue=bulk&limit=2&before=' . $audit[1]{id}, [$auth_admin]);
 is_deeply([ map { $_->{action} } @{ decode_json($body) } ], [ 'delete_where', 'cancel_where' ],
