@@ -151,7 +151,8 @@ for i in $(seq 1 50); do
 	/usr/bin/jobq-web --listen 127.0.0.1:18411 --healthcheck >/dev/null 2>&1 && { ready=yes; break; }
 	sleep 0.2
 done
-kill "$webpid" 2>/dev/null; wait "$webpid" 2>/dev/null
+# unit_exec's subshell runs jobq-web as its child: stop that child too
+kill $(pgrep -P "$webpid") "$webpid" 2>/dev/null; wait "$webpid" 2>/dev/null
 [ $ready = yes ] && ok "the jobq-web unit's ExecStart ($webstart) serves, --healthcheck says ready" ||
 	notok "the jobq-web unit's ExecStart serves" "$(tail -5 "$out/web.log")"
 
