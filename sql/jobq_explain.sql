@@ -39,18 +39,6 @@ ANALYZE jobq.jobs;
 ANALYZE jobq.queues;
 ANALYZE jobq.history;
 
--- The EXPLAIN (COSTS OFF) text of a statement, one string.
-CREATE FUNCTION regress_plan(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    plan text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || stmt LOOP
-        plan := plan || line || E'\n';
-    END LOOP;
-    RETURN plan;
-END
-$$;
 
 -- The statements, as the C prepares them (jobq._statement), with the
 -- parameter types their tables in extension/*.c give them:
@@ -277,7 +265,6 @@ DEALLOCATE regress_complete_batch;
 DEALLOCATE regress_complete_batch_plain;
 DEALLOCATE regress_extend;
 DROP FUNCTION regress_check_plans(text);
-DROP FUNCTION regress_plan(text);
 DROP FUNCTION regress_prepare(text, text, text);
 SELECT count(jobq_drop_queue('exp-many-' || g)) FROM generate_series(1, 500) g;
 SELECT jobq_drop_queue('exp', force => true), jobq_drop_queue('exp-b', force => true),

@@ -290,17 +290,6 @@ ANALYZE jobq.jobs;
 ANALYZE jobq.groups;
 ANALYZE jobq.group_jobs;
 SET plan_cache_mode = force_generic_plan;
-CREATE FUNCTION regress_group_plan(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    plan text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || stmt LOOP
-        plan := plan || line || E'\n';
-    END LOOP;
-    RETURN plan;
-END
-$$;
 DO $$ BEGIN
     EXECUTE 'PREPARE regress_pick(text, timestamptz, int8, interval) AS ' || jobq._statement('group_pick_oldest');
     EXECUTE 'PREPARE regress_pick_rr(text, timestamptz, int8, interval) AS ' || jobq._statement('group_pick_round_robin');
@@ -318,14 +307,13 @@ FROM (VALUES
     ('heads', 'group_jobs_pkey', 'EXECUTE regress_heads(''g_plan'', now(), 10, ''1 min'', ''w'', ''{}'', ''{k1}'', ''{1}'', 1, NULL)'),
     ('due', 'group_jobs_pkey', 'EXECUTE regress_due(''g_plan'', now(), 10, ''1 min'', ''w'', ''{}'', ''{k1}'', ''{1}'', 1, NULL)'),
     ('refresh', 'group_jobs_pkey', 'EXECUTE regress_refresh(''g_plan'', ''{k1}'', ''{0}'', 1, NULL)')) AS s(name, index, stmt),
-LATERAL regress_group_plan(s.stmt) p;
+LATERAL regress_plan(s.stmt) p;
 DEALLOCATE regress_pick;
 DEALLOCATE regress_pick_rr;
 DEALLOCATE regress_heads;
 DEALLOCATE regress_due;
 DEALLOCATE regress_refresh;
 RESET plan_cache_mode;
-DROP FUNCTION regress_group_plan(text);
 SELECT jobq_drop_queue('g_plan', force => true);
 ANALYZE jobq.jobs;
 ANALYZE jobq.groups;

@@ -42,18 +42,6 @@ ANALYZE jobq.jobs;
 ANALYZE jobq.history;
 ANALYZE jobq.queues;
 
--- The EXPLAIN (COSTS OFF) text of a statement, one string.
-CREATE FUNCTION regress_list_plan(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    plan text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || stmt LOOP
-        plan := plan || line || E'\n';
-    END LOOP;
-    RETURN plan;
-END
-$$;
 
 -- The statements as the C prepares them, with the parameter types of
 -- their table: the filter's $1 .. $13 (list_filter.h), then $14, $15 the
@@ -117,7 +105,7 @@ BEGIN
                             CASE WHEN f.ids <> 'NULL' THEN 'list_history_ids' ELSE 'list_history' END END]
                     LOOP
                         CONTINUE WHEN statement IS NULL;
-                        p := regress_list_plan(format(
+                        p := regress_plan(format(
                             'EXECUTE %I(%L, %s, clock_timestamp(), %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 100000, 101, true)',
                             'regress_' || statement, queue, CASE WHEN st = '' THEN 'NULL' ELSE quote_literal(st) END,
                             f.prio_min, f.prio_max, f.worker, f.key, f.key_prefix, f.since, f.until, f.ids,
@@ -162,7 +150,7 @@ WHERE NOT (index_used AND no_seq_scan) ORDER BY 1, 2, 3, 4;
 -- finished jobs of the queue (one index range per state under a Merge Append)
 BEGIN;
 SET LOCAL plan_cache_mode = force_generic_plan;
-SELECT regress_list_plan($q$EXECUTE regress_list_history('lx', NULL, clock_timestamp(), NULL, NULL,
+SELECT regress_plan($q$EXECUTE regress_list_history('lx', NULL, clock_timestamp(), NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 100000, 101, true)$q$)
     ~ 'Merge Append' AS merged;
 COMMIT;
@@ -199,7 +187,6 @@ DROP FUNCTION regress_tuples_read(text);
 
 DEALLOCATE ALL;
 DROP FUNCTION regress_list_checks();
-DROP FUNCTION regress_list_plan(text);
 DROP TABLE regress_filters;
 DELETE FROM jobq.jobs WHERE queue LIKE 'lx%';
 DELETE FROM jobq.history WHERE queue LIKE 'lx%';

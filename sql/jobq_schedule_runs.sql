@@ -16,17 +16,6 @@ SELECT -g, 'runs', 'completed', 0, now(), 1, 25, gen_random_uuid(), 'w', now(), 
 FROM generate_series(1, 20000) g;
 ANALYZE jobq.history;
 SET plan_cache_mode = force_generic_plan;
-CREATE FUNCTION regress_runs_plan(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    plan text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || stmt LOOP
-        plan := plan || line || E'\n';
-    END LOOP;
-    RETURN plan;
-END
-$$;
 DO $$ BEGIN
     EXECUTE 'PREPARE regress_list_sched(text, text, timestamptz, integer, integer, text, text,'
             ' text, timestamptz, timestamptz, bigint[], text, jsonb, timestamptz, bigint,'
@@ -35,12 +24,11 @@ END $$;
 SELECT (length(p) - length(replace(p, 'Index Scan Backward using history_schedule_idx', '')))
          / length('Index Scan Backward using history_schedule_idx') AS states_by_index,
        p NOT LIKE '%Seq Scan%' AS no_seq_scan
-FROM regress_runs_plan('EXECUTE regress_list_sched(''runs'', NULL, now(), NULL, NULL, NULL,'
+FROM regress_plan('EXECUTE regress_list_sched(''runs'', NULL, now(), NULL, NULL, NULL,'
                        ' NULL, ''schedule:nightly-3:'', NULL, NULL, NULL, NULL, NULL, NULL,'
                        ' NULL, 51, 50, false)') p;
 DEALLOCATE regress_list_sched;
 RESET plan_cache_mode;
-DROP FUNCTION regress_runs_plan(text);
 -- jobq_list gives them all, newest first, and nothing is capped
 SELECT count(*) AS runs, bool_and(dedupe_key LIKE 'schedule:nightly-3:%') AS all_of_it,
        bool_or(scan_truncated) AS capped,

@@ -255,30 +255,18 @@ SET jobq.test_now = '2026-03-01 00:00:00+00';
 SELECT count(jobq_schedule('sch-many-' || g, 'sch', '0 0 1 1 *')) FROM generate_series(1, 2000) g;
 ANALYZE jobq.schedules;
 SET plan_cache_mode = force_generic_plan;
-CREATE FUNCTION regress_sch_plan(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    plan text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || stmt LOOP
-        plan := plan || line || E'\n';
-    END LOOP;
-    RETURN plan;
-END
-$$;
 DO $$ BEGIN
     EXECUTE 'PREPARE regress_tick_due(timestamptz, integer) AS ' || jobq._statement('tick_due');
     EXECUTE 'PREPARE regress_tick_next_due AS ' || jobq._statement('tick_next_due');
 END $$;
 SELECT p LIKE '%Index Scan using schedules_due_idx%' AS due_by_index,
        p LIKE '%LockRows%' AND p NOT LIKE '%Seq Scan%' AND p NOT LIKE '%Sort%' AS locked_in_index_order
-FROM regress_sch_plan('EXECUTE regress_tick_due(''2026-03-01'', 32)') p;
+FROM regress_plan('EXECUTE regress_tick_due(''2026-03-01'', 32)') p;
 SELECT p LIKE '%schedules_due_idx%' AND p NOT LIKE '%Seq Scan%' AS next_due_by_index
-FROM regress_sch_plan('EXECUTE regress_tick_next_due') p;
+FROM regress_plan('EXECUTE regress_tick_next_due') p;
 DEALLOCATE regress_tick_due;
 DEALLOCATE regress_tick_next_due;
 RESET plan_cache_mode;
-DROP FUNCTION regress_sch_plan(text);
 SELECT count(*) AS fired FROM jobq_cron_tick();
 
 RESET jobq.test_now;

@@ -115,3 +115,18 @@ SHOW jobq.max_payload_size;
 SELECT context FROM pg_settings WHERE name = 'jobq.max_payload_size';
 
 DROP VIEW regress_jobq_functions;
+
+-- The EXPLAIN (COSTS OFF) text of a statement, one string: for the tests
+-- that check the plans of the C's statements (jobq_explain,
+-- jobq_list_explain, jobq_schedules, jobq_schedule_runs, jobq_groups).
+CREATE FUNCTION regress_plan(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    plan text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || stmt LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    RETURN plan;
+END
+$$;
