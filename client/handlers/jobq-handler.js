@@ -2,7 +2,7 @@
 // jobq-handler: run a JavaScript function as a persistent jobq-worker handler.
 //
 //   // handler.js
-//   const { run, Retry, Permanent } = require('./jobq-handler');
+//   const { run, Retry, Permanent, RateLimited } = require('./jobq-handler');
 //   run(async (job) => {          // job: { id, queue, attempt, max_attempts, payload }
 //     await deliver(job.payload);
 //     return { sent: true };      // completed, with this result
@@ -12,7 +12,9 @@
 //
 // The (awaited) return value is the job's result. Throw new Retry('why', 30)
 // to try again after 30 s (or the queue's backoff without a delay), new
-// Permanent('why') to fail for good (the job goes to dead); any other error
+// Permanent('why') to fail for good (the job goes to dead), new
+// RateLimited('429', 30) when the upstream asks to slow down (back after 30 s,
+// the attempt not counted); any other error
 // fails the attempt (retried while attempts are left) with its stack as the
 // error. No dependencies. The line protocol: doc/jobq-worker.md, "Persistent
 // handlers".
@@ -24,6 +26,16 @@ class Retry extends Error {
 }
 
 class Permanent extends Error {}
+
+// The upstream said "too many requests": the job comes back after retryAfter
+// seconds (or 60) without counting the attempt, and the queue's (or the
+// group's) rate is held that long.
+class RateLimited extends Error {
+  constructor(message, retryAfter) {
+    super(message || 'rate limited');
+    this.retryAfter = retryAfter;
+  }
+}
 
 // Answers wait in `out` until the current turn of the event loop is over,
 // then go out in one write: the answers of every job that finished in the
@@ -64,6 +76,11 @@ async function answer(fn, job) {
       return a;
     }
     if (e instanceof Permanent) return { id: job.id, status: 'failed', error: e.message || 'failed' };
+    if (e instanceof RateLimited) {
+      const a = { id: job.id, status: 'rate_limited', error: e.message };
+      if (e.retryAfter !== undefined && e.retryAfter !== null) a.retry_after = e.retryAfter;
+      return a;
+    }
     return { id: job.id, status: 'retry', error: (e && e.stack) || String(e) };
   }
 }
@@ -103,4 +120,4 @@ function run(fn, { jobs = 1 } = {}) {
   });
 }
 
-module.exports = { run, Retry, Permanent };
+module.exports = { run, Retry, Permanent, RateLimited };

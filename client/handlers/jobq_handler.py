@@ -15,7 +15,9 @@
 The function's return value (anything json.dumps takes) is the job's
 result.  raise jobq_handler.Retry("why", delay=30) to try again later (after
 delay seconds, or the queue's backoff without one), jobq_handler.Permanent
-("why") to fail for good (the job goes to dead); any other exception fails
+("why") to fail for good (the job goes to dead),
+jobq_handler.RateLimited("429", retry_after=30) when the upstream asks to
+slow down (back after 30 s, the attempt not counted); any other exception fails
 the attempt (retried while attempts are left) with its traceback as the
 error.  The function runs in `jobs` threads (one by default).  Standard
 library only.  The line protocol: doc/jobq-worker.md, "Persistent handlers".
@@ -28,7 +30,7 @@ import threading
 import time
 import traceback
 
-__all__ = ["run", "Retry", "Permanent"]
+__all__ = ["run", "Retry", "Permanent", "RateLimited"]
 
 
 class Retry(Exception):
@@ -43,6 +45,16 @@ class Permanent(Exception):
     """Fail the job for good: it goes to dead, whatever attempts are left."""
 
 
+class RateLimited(Exception):
+    """The upstream said "too many requests": run the job again after
+    retry_after seconds (or 60) without counting the attempt, and hold the
+    queue's (or the job's group's) rate that long."""
+
+    def __init__(self, error="", retry_after=None):
+        super().__init__(error)
+        self.retry_after = retry_after
+
+
 def _answer(job_id, fn, job):
     try:
         result = fn(job)
@@ -54,6 +66,11 @@ def _answer(job_id, fn, job):
         return a
     except Permanent as e:
         return {"id": job_id, "status": "failed", "error": str(e) or "failed"}
+    except RateLimited as e:
+        a = {"id": job_id, "status": "rate_limited", "error": str(e) or "rate limited"}
+        if e.retry_after is not None:
+            a["retry_after"] = e.retry_after
+        return a
     except Exception:                       # noqa: BLE001 - any failure is the job's
         return {"id": job_id, "status": "retry", "error": traceback.format_exc()}
 

@@ -415,6 +415,50 @@ protocol_error(Worker *w, Proc *p, const char *why, const char *line, size_t len
 	proc_stop(w, p, "the handler broke the protocol");
 }
 
+/*
+ * rate_limited_answer
+ *	  The Ack of {"id": N, "status": "rate_limited", "retry_after": S,
+ *	  "error": "..."}: the upstream said "too many requests" (issue 19).  The
+ *	  job comes back after S seconds (absent: RATE_LIMITED_DEFAULT_S, as a
+ *	  process handler's exit 69 without JOBQ_RETRY_AFTER), the attempt not
+ *	  counted, and the server holds the queue's or the group's rate that
+ *	  long (jobq_fail with rate_limit_for).  NULL after a protocol error.
+ */
+static Ack *
+rate_limited_answer(Worker *w, Proc *p, Slot *s, const JobqJsonMember *m, int n,
+					const char *line, size_t len)
+{
+	const JobqJsonMember *e = jobq_json_member(m, n, "error");
+	const JobqJsonMember *r = jobq_json_member(m, n, "retry_after");
+	double		secs = RATE_LIMITED_DEFAULT_S;
+	char	   *end;
+	Ack		   *a;
+
+	if (r != NULL)
+	{
+		secs = r->kind == JOBQ_JV_NUMBER ? strtod(r->value, &end) : -1;
+		if (r->kind != JOBQ_JV_NUMBER || secs <= 0 || secs > JOBQ_DELAY_MAX_S)
+		{
+			protocol_error(w, p, "\"retry_after\" must be a number of seconds above 0, "
+						   "at most " JOBQ_STR(JOBQ_DELAY_MAX_S), line, len);
+			return NULL;
+		}
+	}
+	if (e != NULL && e->kind != JOBQ_JV_STRING && e->kind != JOBQ_JV_NULL)
+	{
+		protocol_error(w, p, "\"error\" must be a string", line, len);
+		return NULL;
+	}
+	a = new_ack(s, ACK_FAIL, "rate limited");
+	a->rate_limited = true;
+	a->has_retry_in = true;
+	a->retry_in = (int) ceil(secs);
+	a->error = e != NULL && e->kind == JOBQ_JV_STRING ? jobq_json_string_decode(e) : NULL;
+	if (a->error == NULL)
+		a->error = jobq_xstrdup("handler was rate limited");
+	return a;
+}
+
 /* one whole line from p's stdout */
 static void
 proc_line(Worker *w, Proc *p, const char *line, size_t len)
@@ -543,10 +587,20 @@ proc_line(Worker *w, Proc *p, const char *line, size_t len)
 			a->retry_in = (int) ceil(delay);
 		}
 	}
+	else if (st != NULL && strcmp(st, "rate_limited") == 0)
+	{
+		a = rate_limited_answer(w, p, s, m, n, line, len);
+		if (a == NULL)
+		{
+			free(st);
+			return;				/* a protocol error, handled */
+		}
+	}
 	else
 	{
 		free(st);
-		protocol_error(w, p, "\"status\" must be completed, retry or failed", line, len);
+		protocol_error(w, p, "\"status\" must be completed, retry, failed or rate_limited",
+					   line, len);
 		return;
 	}
 	free(st);
