@@ -79,6 +79,11 @@ int			jobq_health_backlog_age_ms = 5 * 60 * 1000;
 /* retry storm: this many live jobs waiting to retry, and half of them */
 #define RETRY_STORM_JOBS		100
 #define RETRY_STORM_CRITICAL	1000
+/*
+ * a table past autovacuum's trigger that no vacuum took for this many
+ * autovacuum_naptime rounds is overdue
+ */
+#define VACUUM_OVERDUE_NAPTIMES	10
 /* the most holders and findings listed */
 #define HOLDERS_MAX				20
 
@@ -97,8 +102,29 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_TABLES] = {"health_tables",
 		"SELECT s.relname::text, s.n_live_tup, s.n_dead_tup,"
 		"  GREATEST(s.last_vacuum, s.last_autovacuum)::text,"
-		"  GREATEST(s.last_analyze, s.last_autoanalyze)::text"
+		"  GREATEST(s.last_analyze, s.last_autoanalyze)::text,"
+		/* 6: the dead rows at which autovacuum takes the table */
+		"  (COALESCE(o.threshold,"
+		"     pg_catalog.current_setting('autovacuum_vacuum_threshold')::float8)"
+		"   + COALESCE(o.scale,"
+		"     pg_catalog.current_setting('autovacuum_vacuum_scale_factor')::float8)"
+		"     * s.n_live_tup)::int8,"
+		/* 7: seconds autovacuum has had to come: since the last vacuum, or
+		 * since the statistics began (server start, reset) */
+		"  EXTRACT(epoch FROM pg_catalog.now() - GREATEST(s.last_vacuum,"
+		"    s.last_autovacuum, pg_catalog.pg_postmaster_start_time(),"
+		"    (SELECT d.stats_reset FROM pg_catalog.pg_stat_database d"
+		"      WHERE d.datname = pg_catalog.current_database())))::float8,"
+		/* 8: autovacuum_naptime in seconds; 9: autovacuum on for it */
+		"  EXTRACT(epoch FROM pg_catalog.current_setting('autovacuum_naptime')::interval)::float8,"
+		"  pg_catalog.current_setting('autovacuum')::bool AND COALESCE(o.enabled, true)"
 		" FROM pg_catalog.pg_stat_all_tables s"
+		" JOIN pg_catalog.pg_class c ON c.oid = s.relid"
+		" CROSS JOIN LATERAL (SELECT"
+		"   pg_catalog.max(t.option_value) FILTER (WHERE t.option_name = 'autovacuum_vacuum_threshold')::float8 AS threshold,"
+		"   pg_catalog.max(t.option_value) FILTER (WHERE t.option_name = 'autovacuum_vacuum_scale_factor')::float8 AS scale,"
+		"   pg_catalog.max(t.option_value) FILTER (WHERE t.option_name = 'autovacuum_enabled')::bool AS enabled"
+		"   FROM pg_catalog.pg_options_to_table(c.reloptions) t) o"
 		" WHERE s.schemaname = 'jobq' ORDER BY s.relname",
 		0, {InvalidOid}},
 	/*
@@ -268,6 +294,15 @@ col_float(uint64 row, int col, bool *isnull)
 	return *isnull ? 0 : DatumGetFloat8(d);
 }
 
+static bool
+col_bool(uint64 row, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+
+	return !isnull && DatumGetBool(d);
+}
+
 static int64
 col_int(uint64 row, int col)
 {
@@ -311,7 +346,10 @@ run(int st, Datum *values)
 /*
  * check_vacuum
  *	  Dead tuples of each jobq table: a warning at jobq.health_dead_tuples
- *	  when they outnumber the live rows, critical at ten times both.
+ *	  when they outnumber the live rows, or when autovacuum is overdue (past
+ *	  its trigger and no vacuum for VACUUM_OVERDUE_NAPTIMES naptimes, or
+ *	  off for the table); critical at ten times both.  Without the second
+ *	  rule a backlog of millions of live jobs hid any number of dead rows.
  *
  *	  oldest names the oldest xmin holder (check_horizon), NULL when there
  *	  is none.  When no holder is old enough to be reported yet, the advice
@@ -334,9 +372,25 @@ check_vacuum(Findings *f, bool horizon_held, const char *oldest)
 		Severity	sev = SEV_OK;
 		char	   *detail;
 
-		if (dead >= (int64) jobq_health_dead_tuples * 10 && dead > live * 10)
+		int64		trigger = col_int(i, 6);
+		bool		isnull;
+		double		waited = col_float(i, 7, &isnull);
+		double		naptime = col_float(i, 8, &isnull);
+		bool		autovacuum = col_bool(i, 9);
+		bool		overdue;
+
+		/*
+		 * Overdue: past autovacuum's own trigger and no vacuum for
+		 * VACUUM_OVERDUE_NAPTIMES naptimes (or autovacuum off for it).  This
+		 * is what catches a large backlog, where the dead rows never
+		 * outnumber the live ones.
+		 */
+		overdue = dead > trigger &&
+			(!autovacuum || waited > VACUUM_OVERDUE_NAPTIMES * naptime);
+		if (dead >= (int64) jobq_health_dead_tuples * 10 &&
+			(dead > live * 10 || (overdue && dead > trigger * 10)))
 			sev = SEV_CRITICAL;
-		else if (dead >= jobq_health_dead_tuples && dead > live)
+		else if (dead >= jobq_health_dead_tuples && (dead > live || overdue))
 			sev = SEV_WARNING;
 		detail = psprintf(INT64_FORMAT " dead and " INT64_FORMAT " live rows; last vacuum %s, last analyze %s",
 						  dead, live, vacuumed ? vacuumed : "never",

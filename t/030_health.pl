@@ -147,6 +147,38 @@ $node->safe_psql('postgres', q{ROLLBACK PREPARED 'forgotten'});
 ok(poll('xmin_horizon', qr/^ok\|database$/), 'ok again once it is rolled back');
 
 # --- the sweeper stops: critical until the launcher restarts it
+# --- a backlog hides no dead rows: live jobs outnumber the dead ones, and
+# autovacuum is off for jobq.jobs, so the vacuum of those dead rows is
+# overdue (issue 20: the warning used to need more dead rows than live)
+$node->safe_psql('postgres', q{
+	ALTER TABLE jobq.jobs SET (autovacuum_enabled = false);
+	VACUUM jobq.jobs;
+	SELECT count(*) FROM jobq_enqueue_batch('churn', ARRAY(SELECT '{}'::jsonb FROM generate_series(1, 1000)));
+	SELECT count(*) FROM jobq_enqueue_batch('churn', ARRAY(SELECT '{}'::jsonb FROM generate_series(1, 1000)));
+	SELECT count(*) FROM jobq_enqueue_batch('churn', ARRAY(SELECT '{}'::jsonb FROM generate_series(1, 1000)));
+	WITH c AS (SELECT array_agg(id) i, array_agg(token) t FROM jobq_claim('churn', 'w', 600))
+	SELECT count(*) FROM c, jobq_complete_batch(c.i, c.t);
+});
+my $backlog = q{
+	SET jobq.health_dead_tuples = 300;
+	SELECT severity || '|' || detail FROM jobq_health()
+	WHERE "check" = 'vacuum' AND subject = 'jobq.jobs'};
+my $vac = '';
+$deadline = time + 30;
+while (time < $deadline)
+{
+	$vac = $node->safe_psql('postgres', $backlog);
+	last if $vac =~ /^warning/;
+	usleep(100_000);
+}
+like($vac, qr/^warning\|(\d+) dead and (\d+) live rows/,
+	'a backlog: a warning with autovacuum off for the table');
+my ($dead, $live) = $vac =~ /(\d+) dead and (\d+) live/;
+cmp_ok($live, '>', $dead, 'although the live rows outnumber the dead ones');
+$node->safe_psql('postgres', 'ALTER TABLE jobq.jobs RESET (autovacuum_enabled)');
+like($node->safe_psql('postgres', $backlog), qr/^ok\|/,
+	'autovacuum on and the table vacuumed within ten naptimes: nothing to do yet');
+
 $node->safe_psql('postgres',
 	"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'jobq sweeper'");
 ok(poll('sweeper', qr/^critical\|postgres$/, secs => 4),
