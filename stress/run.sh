@@ -198,8 +198,16 @@ check() {
 #   WRAP: command prefix for workers (faketime for T1)
 #   CONN: conninfo for workers and producers (PgBouncer for O4)
 #   WFLAGS / JWFLAGS: extra flags (O4: --pooler / --no-listen)
+#   LOAD_PRODUCERS: the function that starts the producers (s1_producers)
 # ---------------------------------------------------------------------------
 KILLED=0
+s1_producers() {	# DIR QUEUE DURATION CONN: load's producers (into its pp), LOAD_PRODUCERS
+	local dir=$1 q=$2 dur=$3 conn=$4
+	"$BIN/stress-producer" -d "$conn" -q "$q" -o "$dir/p1.hist" -p "$q-a" -t "$dur" --ms-max 10 --pause-ms 8 ${PFLAGS:-} >>"$dir/producers.log" 2>&1 &
+	pp+=($!); PIDS+=($!)
+	"$BIN/stress-producer" -d "$conn" -q "$q" -o "$dir/p2.hist" -p "$q-b" -t "$dur" -b 10 --ms-max 6 --pause-ms 100 ${PFLAGS:-} >>"$dir/producers.log" 2>&1 &
+	pp+=($!); PIDS+=($!)
+}
 load() {
 	local dir=$1 q=$2 dur=$3 kills=$4
 	local conn=${CONN:-$DSN} lease=${LEASE:-3}
@@ -207,10 +215,7 @@ load() {
 	local i n=0
 	LOAD_KILLS=0
 	mkdir -p "$dir"
-	"$BIN/stress-producer" -d "$conn" -q "$q" -o "$dir/p1.hist" -p "$q-a" -t "$dur" --ms-max 10 --pause-ms 8 ${PFLAGS:-} >>"$dir/producers.log" 2>&1 &
-	pp+=($!); PIDS+=($!)
-	"$BIN/stress-producer" -d "$conn" -q "$q" -o "$dir/p2.hist" -p "$q-b" -t "$dur" -b 10 --ms-max 6 --pause-ms 100 ${PFLAGS:-} >>"$dir/producers.log" 2>&1 &
-	pp+=($!); PIDS+=($!)
+	"${LOAD_PRODUCERS:-s1_producers}" "$dir" "$q" "$dur" "$conn"
 	spawn_s1_worker() {	# one of four kinds, by number
 		local kind=$1 name=$q-w$n; n=$((n + 1))
 		case $kind in
@@ -594,7 +599,78 @@ scn_FUZZ() {	# every libjobq argument fuzzed under ASan/UBSan; the database unch
 }
 
 # ---------------------------------------------------------------------------
+# FL: random flow graphs under kill -9 (issue 18; stress-flows, checker-flows.c)
+# ---------------------------------------------------------------------------
+fl_producers() {	# LOAD_PRODUCERS of FL: two producers of random flow graphs
+	local dir=$1 q=$2 dur=$3 conn=$4 k
+	for k in a b; do
+		"$BIN/stress-flows" -d "$conn" -q "$q" -o "$dir/f$k.hist" -p "$q-$k" -t "$dur" \
+			--pause-ms 15 --ms-max 10 --die-pct 4 --cancel-pct 8 --old-pct 10 >>"$dir/producers.log" 2>&1 &
+		pp+=($!); PIDS+=($!)
+	done
+}
+# fl_mutant DIR NAME EXPECTED AWK: the checker, run on the real history with
+# the dump rewritten by AWK (which reads the W lines first, then the dump, and
+# may add history lines), must fail naming EXPECTED
+fl_mutant() {
+	local d=$1 name=$2 expected=$3 prog=$4 m=$1/mutant-$2
+	mkdir -p "$m"
+	awk -v dump="$d/db.dump" "$prog" "$d"/f*.hist "$d/db.dump" >"$m/db.dump"
+	cmp -s "$d/db.dump" "$m/db.dump" && { echo "FL self-test $name: nothing to mutate"; return 1; }
+	"$BIN/stress-check" --label "FL-mutant-$name" "$d"/*.hist* "$d/deps.dump" "$m/db.dump" >"$m/check.out" 2>"$m/check.err"
+	if [ $? = 1 ] && grep -q "VIOLATION $expected " "$m/check.err"; then
+		echo "$name: caught ($(grep -c "VIOLATION $expected " "$m/check.err") $expected)"
+		return 0
+	fi
+	echo "FL self-test $name: NOT caught"; cat "$m/check.out" "$m/check.err"
+	return 1
+}
+fl_selftest() {	# DIR: the flow rules fail on mutated real histories
+	local d=$1 out rc=0 o
+	# W child parent; B id uid state attempt token claimed finished ...
+	local head='FILENAME != dump { if ($1 == "W") par[$2] = par[$2] " " $3; next }
+		{ st[$3] = $4; fin[$3] = $8; line[FNR] = $0; n = FNR }'
+	# a completed child's run (a jobq-worker handler start) 1 ms before a dependency finished
+	o=$(fl_mutant "$d" early-start started-before-dependency "$head"'
+		END { for (i = 1; i <= n; i++) { split(line[i], f, " ")
+		        if (!done && f[4] == "completed" && par[f[3]] != "") {
+		          split(par[f[3]], p, " ")
+		          if (st[p[1]] == "completed") { print "S", f[3], f[2], 1, fin[p[1]] - 1000; done = 1 } }
+		        print line[i] } }') || rc=1
+	out="$o"
+	# a job left waiting although all its dependencies completed
+	o=$(fl_mutant "$d" left-waiting flow-not-ended "$head"'
+		END { for (i = 1; i <= n; i++) { split(line[i], f, " ")
+		        if (!done && f[4] == "completed" && par[f[3]] != "") { f[4] = "waiting"; done = 1
+		          s = f[1]; for (k = 2; k <= 11; k++) s = s " " f[k]; line[i] = s }
+		        print line[i] } }') || rc=1
+	out="$out; $o"
+	# a dependency that ended dead reported completed: its cancel/wait children are wrong
+	o=$(fl_mutant "$d" dead-as-completed flow-wrong-state "$head"'
+		END { for (i = 1; i <= n; i++) { split(line[i], f, " ")
+		        if (!done && (f[4] == "dead" || f[4] == "cancelled")) { f[4] = "completed"; done = 1
+		          s = f[1]; for (k = 2; k <= 11; k++) s = s " " f[k]; line[i] = s }
+		        print line[i] } }') || rc=1
+	out="$out; $o"
+	fig "FL self-test (mutated real histories): $out"
+	return $rc
+}
+scn_FL() {
+	local d=$WORK/fl rc=0; mkdir -p "$d"
+	mkqueue fl 3 1000
+	LOAD_KILLS=0
+	LOAD_PRODUCERS=fl_producers WFLAGS=--claim-clock load "$d" fl "$(sc 15)" 1
+	drain_and_stop fl 90 || rc=1
+	psqlc -c "COPY (SELECT 'Q', child, parent, on_failure, state FROM jobq.deps) TO STDOUT WITH (DELIMITER ' ')" >"$d/deps.dump" || return 1
+	fig "FL: workers killed (SIGKILL) $LOAD_KILLS; $(sed -n 's/^stress-flows //p' "$d/producers.log" | tr '\n' ';')"
+	check FL "$d" fl "$d/deps.dump" || rc=1
+	fl_selftest "$d" || rc=1
+	return $rc
+}
+
+# ---------------------------------------------------------------------------
 ALL="S1 S3 S4 S5 P1 F3 F8 T1 T3 O3 O4 FUZZ"
+ALL="$ALL FL"
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 run_scn() {
 	local name=$1 t0 rc

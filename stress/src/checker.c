@@ -11,6 +11,8 @@
  *   I <uid> <id> <token> <attempt>      stress-worker: complete in flight
  *   S <uid> <id> <attempt> <start_us>     jobq-worker handler started
  *   J <uid> <id> <attempt> <start_us> <end_us>  jobq-worker handler ended
+ *   G, W, X (stress-flows) and Q (jobq.deps, dumped by run.sh): the
+ *     flows of scenario FL, read and judged by checker-flows.c
  *
  * Verdicts (any non-zero is a violation, exit 1):
  *   lost        acknowledged enqueues (E ok) that are not completed or dead
@@ -40,52 +42,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Uid
-{
-	char	   *uid;
-	int			enq_ok, enq_fail, enq_unknown;
-	long long	enq_id;
-	int			brow;			/* index in rows, -1 */
-	int			nb;
-} Uid;
+#include "checker.h"
 
-typedef struct Row
-{
-	long long	id;
-	int			u;
-	char		state[16];
-	int			attempt;
-	char		token[40];
-	long long	claimed, finished, run_at;
-	int			priority, hang;
-} Row;
-
-typedef struct Ev
-{
-	int			u;
-	char		type;			/* C D F H R S J */
-	char		token[40];
-	char		status[16];
-	int			attempt;
-	long long	id, t0, t1;
-} Ev;
-
-static Uid *uids;
-static size_t nuids, capuids;
+Uid		   *uids;
+size_t		nuids;
+static size_t capuids;
 static int *htab;
 static size_t hcap;
-static Row *rows;
-static size_t nrows, caprows;
-static Ev  *evs;
-static size_t nevs, capevs;
+Row		   *rows;
+size_t		nrows;
+static size_t caprows;
+Ev		   *evs;
+size_t		nevs;
+static size_t capevs;
 
 static int	allow_dead = 0, order_mode = 0, expect_stale = 0;
-static const char *label = "check";
+const char *label = "check";
 static long viol_shown = 0;
 
 static long n_lost, n_unexpected, n_accepted, n_overlap, n_unexplained, n_other;
 
-static void
+void
 violation(long *counter, const char *fmt, const char *uid, const char *detail)
 {
 	(*counter)++;
@@ -122,7 +99,7 @@ rehash(void)
 	}
 }
 
-static int
+int
 uid_get(const char *s)
 {
 	size_t		k;
@@ -232,7 +209,7 @@ read_file(const char *path)
 					nrows++;
 				}
 				break;
-			case 'C':			/* C uid id token attempt claimed lu worker */
+			case 'C':			/* C uid id token attempt claimed lu worker [answered] */
 				if (n < 6)
 					goto bad;
 				ev = ev_new();
@@ -243,6 +220,7 @@ read_file(const char *path)
 				ev->attempt = atoi(d);
 				ev->t0 = atoll(e);
 				ev->t1 = atoll(g);
+				ev->t2 = n >= 8 ? atoll(i9) : 0;
 				break;
 			case 'D':			/* D uid id token attempt status t0 t1 sqlstate */
 			case 'F':
@@ -292,6 +270,13 @@ read_file(const char *path)
 				ev->attempt = atoi(c);
 				ev->t0 = atoll(d);
 				ev->t1 = n >= 5 ? atoll(e) : 0;
+				break;
+			case 'G':			/* flows (FL): checker-flows.c */
+			case 'W':
+			case 'X':
+			case 'Q':
+				if (flows_read_line(line) != 0)
+					goto bad;
 				break;
 			default:
 				goto bad;
@@ -452,8 +437,11 @@ main(int argc, char **argv)
 			snprintf(det, sizeof(det), "enqueue returned id %lld, row has %lld", u->enq_id, r->id);
 			violation(&n_other, "id-mismatch", u->uid, det);
 		}
-		/* lost: acknowledged but not terminal (or vanished) */
-		if (u->enq_ok && (r == NULL || (strcmp(r->state, "completed") != 0 &&
+		/* lost: acknowledged but not terminal (or vanished); a job of a
+		 * flow may end cancelled or waiting: flows_check judges it */
+		if (flows_member((int) i))
+			;
+		else if (u->enq_ok && (r == NULL || (strcmp(r->state, "completed") != 0 &&
 										strcmp(r->state, "dead") != 0)))
 		{
 			snprintf(det, sizeof(det), "enqueued id %lld, final state %s", u->enq_id,
@@ -476,7 +464,7 @@ main(int argc, char **argv)
 			n_dead++;
 			if (r->hang)
 				n_hang_dead++;
-			else if (!allow_dead)
+			else if (!allow_dead && !flows_member((int) i))
 				violation(&n_other, "dead", u->uid, "(a job that does not hang went dead)");
 		}
 
@@ -681,6 +669,8 @@ main(int argc, char **argv)
 
 	{
 		long		bad = n_lost + n_unexpected + n_accepted + n_overlap + n_unexplained + n_other;
+
+		bad += flows_check();
 
 		printf("%s: enqueued=%ld (ok=%ld fail=%ld unknown=%ld recovered=%ld) executions=%ld "
 			   "completed=%ld dead=%ld (hang=%ld) lost=%ld unexpected=%ld duplicates=%ld "

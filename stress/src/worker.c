@@ -4,7 +4,10 @@
  * History lines (times in microseconds of the server clock):
  *   C <uid> <id> <token> <attempt> <claimed_us> <locked_until_us> <worker>
  *       a claim; claimed_us = locked_until - lease, both from the claim's
- *       own clock read on the server
+ *       own clock read on the server; with --claim-clock an eighth field,
+ *       the server clock read after the claim answered (0 if the read
+ *       failed): the claim's snapshot was taken before it, while the
+ *       claim's own clock is read before its snapshot (scenario FL)
  *   I <uid> <id> <token> <attempt>
  *       a complete is about to be sent (if no D line follows, the worker
  *       died with the complete in flight: its outcome is unknown)
@@ -12,7 +15,8 @@
  *       a complete; t0/t1 = server clock read just before/after it
  *       (unknown: the connection was lost before the answer)
  *   F <uid> <id> <token> <attempt> ok|stale|error|unknown <t0> <t1>
- *       a fail with retry_in 0 (--fail-pct)
+ *       a fail with retry_in 0 (--fail-pct), or a permanent one (payload
+ *       die=1: the job is dead at once)
  *   H <uid> <id> <token> <attempt>
  *       a "hanging" job (payload hang=1): abandoned, never acknowledged
  *   R <uid> <id> <token> <attempt> ok|error <t0>
@@ -28,7 +32,7 @@
 
 static const char *conninfo = NULL, *queue = "stress", *hist = NULL, *wname = "w";
 static int	lease_s = 5, batch = 1, pipe_mode = 0, idle_exit_s = 0, sweep_ms = 0,
-			ms_cap = 1000, claim_wait_ms = 0, hang_sleep = 0;
+			ms_cap = 1000, claim_wait_ms = 0, hang_sleep = 0, claim_clock = 0;
 static double fail_pct = 0;
 static unsigned flags = 0;
 static FILE *h;
@@ -116,11 +120,11 @@ complete_one(const Item *it)
 }
 
 static void
-fail_one(const Item *it)
+fail_one(const Item *it, int permanent)
 {
 	int64_t		t0 = server_now_us(c), t1;
 	JobqState	ns;
-	int			rc = jobq_fail(c, it->id, it->token, "stress: injected failure", 0, 0, &ns);
+	int			rc = jobq_fail(c, it->id, it->token, "stress: injected failure", 0, permanent, &ns);
 	const char *st = rc == JOBQ_OK ? "ok" : jobq_status(c) == JOBQ_ERR_STALE ? "stale" :
 		conn_lost(c) ? "unknown" : "error";
 
@@ -133,9 +137,13 @@ fail_one(const Item *it)
 
 /* record the claims of a list; returns the number of jobs */
 static size_t
-take(JobqJobList *l, Item *items, int *hang, int *ms)
+take(JobqJobList *l, Item *items, int *hang, int *ms, int *die)
 {
 	size_t		i, n = jobq_joblist_count(l);
+	int64_t		answered = 0;
+
+	if (claim_clock && n > 0)
+		answered = server_now_us(c);
 
 	for (i = 0; i < n; i++)
 	{
@@ -150,12 +158,16 @@ take(JobqJobList *l, Item *items, int *hang, int *ms)
 			strcpy(items[i].uid, "?");
 		items[i].attempt = jobq_job_attempt(j);
 		hang[i] = (int) json_int_field(p, "hang", 0);
+		die[i] = (int) json_int_field(p, "die", 0);
 		ms[i] = (int) json_int_field(p, "ms", 0);
 		if (ms[i] > ms_cap)
 			ms[i] = ms_cap;
-		fprintf(h, "C %s %lld %s %d %lld %lld %s\n", items[i].uid, (long long) items[i].id,
+		fprintf(h, "C %s %lld %s %d %lld %lld %s", items[i].uid, (long long) items[i].id,
 				items[i].token, items[i].attempt, (long long) (lu - (int64_t) lease_s * 1000000),
 				(long long) lu, wname);
+		if (claim_clock)
+			fprintf(h, " %lld", (long long) answered);
+		fputc('\n', h);
 		n_claimed++;
 	}
 	return n;
@@ -180,11 +192,12 @@ main(int argc, char **argv)
 		{"no-listen", no_argument, NULL, 7},
 		{"claim-wait", required_argument, NULL, 8},
 		{"hang-sleep", no_argument, NULL, 9},
+		{"claim-clock", no_argument, NULL, 10},
 		{NULL, 0, NULL, 0}
 	};
 	const char *queues[1];
 	Item		items[JOBQ_CLAIM_MAX], pend[JOBQ_CLAIM_MAX];
-	int			hang[JOBQ_CLAIM_MAX], ms[JOBQ_CLAIM_MAX];
+	int			hang[JOBQ_CLAIM_MAX], ms[JOBQ_CLAIM_MAX], die[JOBQ_CLAIM_MAX];
 	int64_t		last_work, last_sweep;
 	size_t		npend = 0;
 	JobqJobList *next = NULL;
@@ -209,6 +222,7 @@ main(int argc, char **argv)
 			case 7: flags |= JOBQ_CONNECT_NO_LISTEN; break;
 			case 8: claim_wait_ms = atoi(optarg); break;
 			case 9: hang_sleep = 1; break;
+			case 10: claim_clock = 1; break;
 			default:
 				fprintf(stderr, "usage: stress-worker -d CONNINFO -q QUEUE -o HIST -w NAME ...\n");
 				return 2;
@@ -252,7 +266,7 @@ main(int argc, char **argv)
 				sleep_ms(20);	/* statement timeout, cancel, ... */
 			continue;
 		}
-		n = take(l, items, hang, ms);
+		n = take(l, items, hang, ms, die);
 		jobq_joblist_free(l);
 		npend = 0;
 		for (i = 0; i < n; i++)
@@ -267,8 +281,10 @@ main(int argc, char **argv)
 				continue;
 			}
 			sleep_ms(ms[i]);
-			if (fail_pct > 0 && rnd01() < fail_pct / 100.0)
-				fail_one(&items[i]);
+			if (die[i])
+				fail_one(&items[i], 1);	/* dead at once (FL) */
+			else if (fail_pct > 0 && rnd01() < fail_pct / 100.0)
+				fail_one(&items[i], 0);
 			else if (pipe_mode)
 				pend[npend++] = items[i];
 			else
@@ -337,7 +353,7 @@ main(int argc, char **argv)
 	if (next != NULL)
 	{
 		/* claimed on the way out: give the jobs back */
-		size_t		i, n = take(next, items, hang, ms);
+		size_t		i, n = take(next, items, hang, ms, die);
 
 		for (i = 0; i < n; i++)
 		{
