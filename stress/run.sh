@@ -598,6 +598,9 @@ scn_FUZZ() {	# every libjobq argument fuzzed under ASan/UBSan; the database unch
 	return $rc
 }
 
+# the groups and limits scenario (G1)
+. "$S/groups.sh"
+
 # ---------------------------------------------------------------------------
 # FL: random flow graphs under kill -9 (issue 18; stress-flows, checker-flows.c)
 # ---------------------------------------------------------------------------
@@ -671,6 +674,7 @@ scn_FL() {
 # ---------------------------------------------------------------------------
 ALL="S1 S3 S4 S5 P1 F3 F8 T1 T3 O3 O4 FUZZ"
 ALL="$ALL FL"
+ALL="$ALL G1"
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 run_scn() {
 	local name=$1 t0 rc

@@ -1,0 +1,157 @@
+# stress/groups.sh: the groups and limits scenario G1 (issue 19), sourced
+# by run.sh (it uses run.sh's helpers: psqlc, start_worker, start_jw, dump,
+# check, fig, ...).  README.md "G1" says what it does and proves.
+
+G1_LEASE=3
+# the limited queue: group_limit 2, max_running 4, 50 claims a second
+# (burst 5), 10 a second per group (burst 2); the FIFO queue: max_running 4
+G1_RATE=50/1/5
+G1_GROUP_RATE=10/1/2
+G1_MAX_RUNNING=4
+
+g1_queue() {	# g1_queue NAME SETTINGS...
+	psqlc -c "SELECT jobq_create_queue('$1', lease => '$G1_LEASE s', max_attempts => 1000,
+	            backoff_base => '0', backoff_cap => '0', completed_retention => '30 days',
+	            dead_retention => '30 days', $2)" >/dev/null
+}
+
+# g1_group_dump QUEUE FILE: K <id> <uid> <group_key> <group_seq> for the checker
+g1_group_dump() {
+	psqlc -c "COPY (SELECT 'K', id, coalesce(payload->>'uid', '-'), coalesce(group_key, '-'),
+	   coalesce(group_seq, -1)
+	 FROM (SELECT id, payload, group_key, group_seq FROM jobq.jobs WHERE queue = '$1'
+	       UNION ALL
+	       SELECT id, payload, group_key, group_seq FROM jobq.history WHERE queue = '$1') x)
+	 TO STDOUT WITH (DELIMITER ' ')" >"$2"
+}
+
+# g1_spawn DIR QUEUE KIND: one worker of four kinds; sets G1_PID.  The
+# stress-workers read the server clock once each claim answered
+# (--claim-clock): a run starts then, not at the claim's own clock
+G1_N=0
+g1_spawn() {
+	local dir=$1 q=$2 kind=$3 name=$2-w$G1_N
+	G1_N=$((G1_N + 1))
+	case $kind in
+	0) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 1 --sweep-ms 1000 --claim-clock ;;
+	1) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 3 --pipeline --claim-clock ;;
+	2) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 2 --fail-pct 3 --claim-clock ;;
+	3) start_jw "$dir" "$name" -d "$DSN" -q "$q" -c 3 -l $G1_LEASE --sweep-interval=2 --poll-interval=1 ;;
+	esac
+	G1_PID=$LAST_PID
+}
+
+# g1_check LABEL DIR QUEUE GROUP-CHECK-OPTIONS...: stress-check, then the group rules
+g1_check() {
+	local label=$1 dir=$2 q=$3 rc=0; shift 3
+	check "$label" "$dir" "$q" || rc=1
+	g1_group_dump "$q" "$dir/db.groups" || return 1
+	"$BIN/stress-group-check" --label "$label/groups" --lease $G1_LEASE "$@" \
+		"$dir"/*.hist* "$dir"/*.ord* "$dir/db.dump" "$dir/db.groups" >"$dir/gcheck.out" 2>"$dir/gcheck.err" || rc=1
+	head -25 "$dir/gcheck.err"
+	fig "$(cat "$dir/gcheck.out")"
+	return $rc
+}
+
+# g1_caught DIR RULE OPTIONS... FILES...: the checker must fail on a mutated
+# history, by the rule named (its violation counter in the summary above 0)
+g1_caught() {
+	local dir=$1 rule=$2 out n; shift 2
+	out=$("$BIN/stress-group-check" --label mutant --lease $G1_LEASE "$@" 2>/dev/null)
+	n=$(echo "$out" | sed -n "s/.* $rule=\([0-9]*\).*/\1/p")
+	echo "$rule=${n:-?}"
+	[ "${n:-0}" -gt 0 ] && [[ $out == *FAIL ]]
+}
+
+# g1_mutate DIR OUT AWK: the group places (order files, group dump) of DIR rewritten
+g1_mutate() {
+	local x
+	mkdir -p "$2"
+	for x in "$1"/*.ord* "$1/db.groups"; do awk "$3" "$x" >"$2/$(basename "$x")"; done
+}
+
+# g1_mutations: the checker's rules can fail; each mutates the real history
+g1_mutations() {
+	local f=$1 l=$2 m=$WORK/g1/mut rc=0 r
+	mkdir -p "$m"
+	# 1. every job of the FIFO queue in one group: runs of different groups overlapped
+	g1_mutate "$f" "$m/onegroup" '$1 == "Q" || ($1 == "K" && $4 != "-") { $4 = "k0" } { print }'
+	r=$(g1_caught "$m" group-limit --fifo "$f"/*.hist* "$m/onegroup"/* "$f/db.dump") || rc=1
+	G1_MUT="one group: $r"
+	# 2. each FIFO group's line reversed: runs now start against group_seq
+	g1_mutate "$f" "$m/reversed" '$1 == "Q" || ($1 == "K" && $4 != "-") { $5 = 1000000 - $5 } { print }'
+	r=$(g1_caught "$m" fifo-order --fifo "$f"/*.hist* "$m/reversed"/* "$f/db.dump") || rc=1
+	G1_MUT="$G1_MUT; reversed lines: $r"
+	r=$(g1_caught "$m" commit-order --fifo --commit-order "$f"/*.hist* "$m/reversed"/* "$f/db.dump") || rc=1
+	G1_MUT="$G1_MUT, $r"
+	# 3. the limited queue's claims four times closer together in time
+	local t0
+	t0=$(cat "$l"/*.hist* | awk '$1 == "C" && (m == "" || $6 < m) { m = $6 } END { print m }')
+	mkdir -p "$m/l-fast"
+	for x in "$l"/*.hist*; do
+		awk -v t0="$t0" '$1 == "C" { $6 = t0 + int(($6 - t0) / 4) } { print }' "$x" >"$m/l-fast/$(basename "$x")"
+	done
+	awk -v t0="$t0" '$1 == "B" && $7 > 0 { $7 = t0 + int(($7 - t0) / 4) } { print }' "$l/db.dump" >"$m/l-fast/db.dump"
+	r=$(g1_caught "$m" rate --rate $G1_RATE --group-rate $G1_GROUP_RATE "$m/l-fast"/*.hist* "$m/l-fast/db.dump" "$l"/*.ord* "$l/db.groups") || rc=1
+	G1_MUT="$G1_MUT; claims 4x faster: $r"
+	# 4. every claim of the limited queue recorded twice (two workers in each run)
+	r=$(g1_caught "$m" max-running --max-running $G1_MAX_RUNNING "$l"/*.hist* "$l"/*.hist* "$l/db.dump" "$l"/*.ord* "$l/db.groups") || rc=1
+	G1_MUT="$G1_MUT; every run twice: $r"
+	return $rc
+}
+
+scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
+	local d=$WORK/g1 f=$WORK/g1/fifo l=$WORK/g1/limit rc=0 dur i q k
+	mkdir -p "$f" "$l"
+	dur=$(sc 20)
+	g1_queue g1f "group_mode => 'fifo', max_running => $G1_MAX_RUNNING"
+	g1_queue g1l "group_mode => 'limit', group_limit => 2, max_running => $G1_MAX_RUNNING,
+	    rate => ${G1_RATE%%/*}, rate_per => '1 s', rate_burst => ${G1_RATE##*/},
+	    group_rate => ${G1_GROUP_RATE%%/*}, group_rate_per => '1 s', group_rate_burst => ${G1_GROUP_RATE##*/}"
+	local -a pp=()
+	"$BIN/stress-gproducer" -d "$DSN" -q g1f -o "$f/gp.hist" --order-out "$f/gp.ord" -p g1f -t "$dur" \
+		--procs 3 --groups 8 --max-batch 4 --ms-max 8 --hold-ms 20 --pause-ms 200 >>"$d/producers.log" 2>&1 &
+	pp+=($!); PIDS+=($!)
+	"$BIN/stress-gproducer" -d "$DSN" -q g1l -o "$l/gp.hist" --order-out "$l/gp.ord" -p g1l -t "$dur" \
+		--procs 2 --groups 6 --max-batch 5 --ms-max 20 --hold-ms 20 --pause-ms 300 >>"$d/producers.log" 2>&1 &
+	pp+=($!); PIDS+=($!)
+	local -a wf=() wl=()
+	for k in 0 1 2 3; do
+		g1_spawn "$f" g1f $k; wf[$k]=$G1_PID
+		g1_spawn "$l" g1l $k; wl[$k]=$G1_PID
+	done
+	# one immediate shutdown a third of the way in
+	(
+		sleep $((dur / 3))
+		echo "pg_ctl -m immediate stop" >>"$d/crashes"
+		as_pg "$(pg_config --bindir)/pg_ctl" -D "$CDIR/data" -m immediate -w stop >/dev/null 2>&1
+		sleep 2
+		pg_restart_wait || echo "restart failed" >>"$d/crashes"
+	) &
+	local crasher=$!; PIDS+=($crasher)
+	local kills=0 end=$(( $(date +%s) + dur ))
+	while [ "$(date +%s)" -lt "$end" ]; do
+		sleep "0.$(rand 5 9)"
+		k=$(rand 0 3)
+		if [ $((RANDOM % 2)) = 0 ]; then q=g1f; i=${wf[$k]}; else q=g1l; i=${wl[$k]}; fi
+		if [ "$k" = 3 ]; then kill -9 -- "-$i" 2>/dev/null; else kill -9 "$i" 2>/dev/null; fi
+		wait "$i" 2>/dev/null
+		kills=$((kills + 1))
+		if [ $q = g1f ]; then g1_spawn "$f" g1f "$k"; wf[$k]=$G1_PID; else g1_spawn "$l" g1l "$k"; wl[$k]=$G1_PID; fi
+	done
+	wait "${pp[@]}" "$crasher"
+	KILLED=$((KILLED + kills))
+	RESTARTS=$(( ${RESTARTS:-0} + 1 ))
+	grep -q "restart failed" "$d/crashes" && { log "G1: restart failed"; return 1; }
+	wait_drained g1f 90 || rc=1
+	wait_drained g1l 90 || rc=1
+	stop_pids TERM "${wf[@]}" "${wl[@]}"
+	fig "G1: $dur s, workers killed (SIGKILL) $kills, pg_ctl -m immediate 1; deadlocked enqueue transactions $(cat "$f"/gp.hist.* "$l"/gp.hist.* | grep -c ' fail - 40P01')"
+	g1_check G1/fifo "$f" g1f --fifo --max-running $G1_MAX_RUNNING --commit-order || rc=1
+	g1_check G1/limit "$l" g1l --group-limit 2 --max-running $G1_MAX_RUNNING \
+		--rate $G1_RATE --group-rate $G1_GROUP_RATE || rc=1
+	G1_MUT=""
+	g1_mutations "$f" "$l" || { log "G1: a mutated history was not caught"; rc=1; }
+	fig "G1: mutated histories caught: $G1_MUT"
+	return $rc
+}
