@@ -426,9 +426,22 @@ jobq_direct_claim(text *queue, const JobqQueueSettings *settings,
 		old = ExecFetchSlotHeapTuple(locked, false, &should_free);
 		heap_deform_tuple(old, reldesc, values, nulls);
 		jobq_direct_job_values(values, nulls, job, job_nulls);
-		/* EvalPlanQual: a newer version must still qualify (it stays locked) */
-		if (tmfd.traversed && !still_claimable(job, job_nulls, queue, now))
-			continue;
+		/*
+		 * EvalPlanQual: the row changed after the snapshot, and the lock is
+		 * on its newest version, which must still qualify (if not, it stays
+		 * locked and is not taken, as in the statement).  specs/
+		 * iso_direct_claim_recheck.spec checks this line's message.
+		 */
+		if (tmfd.traversed)
+		{
+			bool		qualifies = still_claimable(job, job_nulls, queue, now);
+
+			elog(DEBUG2, "jobq: job " INT64_FORMAT " changed after the claim's snapshot: %s",
+				 DatumGetInt64(job[DCOL_ID]),
+				 qualifies ? "still claimable, taken" : "no longer claimable, skipped");
+			if (!qualifies)
+				continue;
+		}
 
 		/* the UPDATE of the locked version */
 		repl[attnum[DCOL_STATE] - 1] = ObjectIdGetDatum(state_running);
