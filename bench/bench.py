@@ -43,6 +43,8 @@ PERSISTENT_NOOPS = {
 # jobq-worker --persistent: jobs in flight (-c and the processes' capacity), one process
 PERSISTENT_SLOTS = 32
 NCPU = os.cpu_count() or 1
+# bench_drains (--only drains): the client counts of the timed drains
+DRAINS_CLIENTS = [1, 4, 16]
 # The hand-written queues jobq is measured against, by their impl name: the
 # richer reference (queue, priority, payload returned: what jobq does) and
 # the minimal one of the articles (bench/pgbench/min_schema.sql)
@@ -650,6 +652,40 @@ class Bench:
             key = f'drain/{impl}/c{c}/b{b}' + ('' if impl in REF_TABLES else f'/ret{ret != "0":d}')
         self.record(key, rate, 'jobs/s', jobs=jobs,
                     cpu_ms_per_1k=1e6 * cpu / jobs, wal_bytes_per_job=wal / jobs)
+
+    # -- timed drains at 1, 4 and 16 clients (--only drains; issue 20 part 2) --
+    # The drain rows of bench_drain, history off, at DRAINS_CLIENTS in every
+    # mode (quick and smoke drain at one client count only): the two
+    # hand-written queues, jobq through plain SQL calls (pgbench) and through
+    # libjobq, single-job and batched, alternating within each rep, under the
+    # drain rows' keys.  Opt-in: the full mode's drain rows are the same.
+    # Also the WAL fsyncs per job (pg_stat_wal.wal_sync of the run).
+    def bench_drains(self):
+        log('== drains')
+        for rep in range(self.m['reps']):
+            for c in DRAINS_CLIENTS:
+                for b in (1, 100):
+                    for impl in ('ref', 'min', 'jobq', 'driver'):
+                        if impl == 'driver' and not self.has_driver:
+                            continue
+                        self.guard(f'drains {impl} c={c} b={b}', self._drains, impl, c, b)
+
+    def _drains(self, impl, c, b):
+        key = f'drain/{impl}/c{c}/b{b}' + ('' if impl in REF_TABLES else '/ret0')
+        before = self.wal_syncs()
+        self._drain(impl, c, b, '0')
+        r = self.results[key]
+        r['extra'][-1]['fsyncs_per_job'] = (self.wal_syncs() - before) / r['extra'][-1]['jobs']
+
+    def wal_syncs(self):
+        """WAL fsyncs of the cluster so far, once the clients' backends are gone
+        (a backend's WAL statistics reach pg_stat_wal when it exits)."""
+        for _ in range(50):
+            if int(self.c.sql("SELECT count(*) FROM pg_stat_activity WHERE backend_type = "
+                              "'client backend' AND pid <> pg_backend_pid()")) == 0:
+                break
+            time.sleep(0.05)
+        return int(self.c.sql('SELECT wal_sync FROM pg_stat_wal'))
 
     def fill_history(self, rows):
         self.c.sql(self.history_sql(rows))
@@ -1426,6 +1462,52 @@ def instructions_section(w, R, settings):
     w('')
 
 
+def drains_section(w, R):
+    """The timed drains of bench_drains (--only drains), when there are
+    figures at more than one of their client counts."""
+    cs = [c for c in DRAINS_CLIENTS if best(R, f'drain/ref/c{c}/b1')]
+    if len(cs) < 2:
+        return
+    w('## Timed drains at 1, 4 and 16 clients\n')
+    w('History off, best of the runs (`--only drains`): jobs per second of jobq through plain '
+      'SQL calls (pgbench: `jobq_claim` + `jobq_complete` / `jobq_complete_batch`, claim and '
+      'complete in two transactions, as the hand-written queues do) and through libjobq '
+      '(`bench/driver`: each `jobq_complete_and_claim` completes the previous job or batch and '
+      'claims the next in one transaction, as jobq-worker does), each against the richer '
+      'hand-written queue (ref) and the minimal one (min) of the same run. Targets of issue '
+      '20: ≥ 1.0× single-job, ≥ 1.5× batched, against both.\n')
+    w('| drain | clients | jobq | ref | min | jobq / ref | jobq / min | target | |')
+    w('|---|---:|---:|---:|---:|---:|---:|---|---|')
+    for b in (1, 100):
+        tgt = 1.0 if b == 1 else 1.5
+        for impl, nm in (('jobq', 'plain SQL calls'), ('driver', 'libjobq, chained')):
+            for c in cs:
+                j = best(R, f'drain/{impl}/c{c}/b{b}/ret0')
+                r, m = best(R, f'drain/ref/c{c}/b{b}'), best(R, f'drain/min/c{c}/b{b}')
+                ratios = [j['best'] / x['best'] if j and x and x['best'] else None for x in (r, m)]
+                met = 'no figure' if None in ratios else \
+                    ('met' if min(ratios) >= tgt else 'MISSED')
+                w(f"| {'single-job' if b == 1 else 'batched (100)'}, {nm} | {c} | {cell(j)} | "
+                  f"{cell(r)} | {cell(m)} | "
+                  + ' | '.join(f'{x:.2f}×' if x else 'n/a' for x in ratios)
+                  + f' | ≥ {tgt}× | {met} |')
+    w('')
+    w('Per job, best run of each (server CPU: the postmaster and its children; WAL fsyncs: '
+      '`pg_stat_wal.wal_sync` over the run):\n')
+    w('| run | clients | server CPU µs / job | WAL bytes / job | WAL fsyncs / job |')
+    w('|---|---:|---:|---:|---:|')
+    for b in (1, 100):
+        for impl in ('ref', 'min', 'jobq', 'driver'):
+            for c in cs:
+                k = f'drain/{impl}/c{c}/b{b}' + ('' if impl in REF_TABLES else '/ret0')
+                x = best(R, k)
+                if x and 'fsyncs_per_job' in x['extra']:
+                    e = x['extra']
+                    w(f"| {k} | {c} | {fmt(e['cpu_ms_per_1k'])} | {fmt(e['wal_bytes_per_job'])} | "
+                      f"{e['fsyncs_per_job']:.3f} |")
+    w('')
+
+
 def write_report(bench, args, machine, settings, path, started, elapsed):
     R = bench.results
     L = []
@@ -1537,6 +1619,7 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
         w('| ' + ' | '.join(row) + ' |')
     w('')
 
+    drains_section(w, R)
     instructions_section(w, R, settings)
     scale.report(w, bench)
 
@@ -1850,7 +1933,7 @@ def main():
     p.add_argument('--reps', type=int, default=0, help='runs per figure (default 3)')
     p.add_argument('--soak-seconds', type=int, default=None)
     p.add_argument('--port', type=int, default=5496)
-    p.add_argument('--only', default='', help='comma list: enqueue,drain,latency,waiters,awaiters,horizon,scale,soak,worker,persistent,profile,counts,flows,instr; and the opt-in rows of bench/scale.py: ' + ','.join(scale.STEPS))
+    p.add_argument('--only', default='', help='comma list: enqueue,drain,drains (opt-in),latency,waiters,awaiters,horizon,scale,soak,worker,persistent,profile,counts,flows,instr; and the opt-in rows of bench/scale.py: ' + ','.join(scale.STEPS))
     p.add_argument('--counts-history', type=int, default=0,
                    help='rows of history for the counts figures (default: the mode\'s, 10M in full)')
     p.add_argument('--set', action='append', default=[], metavar='NAME=VALUE',
@@ -1937,6 +2020,9 @@ def main():
                  ('flows', bench.bench_flows),
                  # last: it stops and restarts the cluster
                  ('instr', bench.bench_instructions)]
+        # the timed drains at 1, 4 and 16 clients run only when --only names them
+        if only is not None and 'drains' in only:
+            steps.insert(2, ('drains', bench.bench_drains))
         unknown = (only or set()) - {name for name, _ in steps} - set(scale.STEPS)
         if unknown:
             raise BenchError(f'--only: no benchmark named {", ".join(sorted(unknown))}')
