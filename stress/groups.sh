@@ -25,7 +25,9 @@ g1_group_dump() {
 	 TO STDOUT WITH (DELIMITER ' ')" >"$2"
 }
 
-# g1_spawn DIR QUEUE KIND: one worker of four kinds; sets G1_PID.  The
+# g1_spawn DIR QUEUE KIND: one worker of four kinds; sets G1_PID.  In the
+# limited queue (G1_RATE_LIMITED set) the failing worker also answers 5 %
+# of its jobs "rate limited" for 1 s (jobq_fail_rate_limited).  The
 # stress-workers read the server clock once each claim answered
 # (--claim-clock): a run starts then, not at the claim's own clock
 G1_N=0
@@ -35,7 +37,8 @@ g1_spawn() {
 	case $kind in
 	0) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 1 --sweep-ms 1000 --claim-clock ;;
 	1) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 3 --pipeline --claim-clock ;;
-	2) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 2 --fail-pct 3 --claim-clock ;;
+	2) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 2 --fail-pct 3 --claim-clock \
+		${G1_RATE_LIMITED:+--rate-limit-pct 5 --rate-limit-s 1} ;;
 	3) start_jw "$dir" "$name" -d "$DSN" -q "$q" -c 3 -l $G1_LEASE --sweep-interval=2 --poll-interval=1 ;;
 	esac
 	G1_PID=$LAST_PID
@@ -94,7 +97,18 @@ g1_mutations() {
 	awk -v t0="$t0" '$1 == "B" && $7 > 0 { $7 = t0 + int(($7 - t0) / 4) } { print }' "$l/db.dump" >"$m/l-fast/db.dump"
 	r=$(g1_caught "$m" rate --rate $G1_RATE --group-rate $G1_GROUP_RATE "$m/l-fast"/*.hist* "$m/l-fast/db.dump" "$l"/*.ord* "$l/db.groups") || rc=1
 	G1_MUT="$G1_MUT; claims 4x faster: $r"
-	# 4. every claim of the limited queue recorded twice (two workers in each run)
+	# 4. each rate-limited fail holding the rates 30 s instead of 1 s (when one happened)
+	if cat "$l"/*.hist* | awk '$1 == "R" && NF == 9 && $6 == "ok" { n++ } END { exit n == 0 }'; then
+		mkdir -p "$m/l-held"
+		for x in "$l"/*.hist*; do
+			awk '$1 == "R" && NF == 9 { $9 = 30 } { print }' "$x" >"$m/l-held/$(basename "$x")"
+		done
+		r=$(g1_caught "$m" rate-hold --rate $G1_RATE --group-rate $G1_GROUP_RATE "$m/l-held"/*.hist* "$l/db.dump" "$l"/*.ord* "$l/db.groups") || rc=1
+		G1_MUT="$G1_MUT; holds of 30 s: $r"
+	else
+		G1_MUT="$G1_MUT; holds of 30 s: no rate-limited fail in this run"
+	fi
+	# 5. every claim of the limited queue recorded twice (two workers in each run)
 	r=$(g1_caught "$m" max-running --max-running $G1_MAX_RUNNING "$l"/*.hist* "$l"/*.hist* "$l/db.dump" "$l"/*.ord* "$l/db.groups") || rc=1
 	G1_MUT="$G1_MUT; every run twice: $r"
 	return $rc
@@ -118,7 +132,7 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	local -a wf=() wl=()
 	for k in 0 1 2 3; do
 		g1_spawn "$f" g1f $k; wf[$k]=$G1_PID
-		g1_spawn "$l" g1l $k; wl[$k]=$G1_PID
+		G1_RATE_LIMITED=1 g1_spawn "$l" g1l $k; wl[$k]=$G1_PID
 	done
 	# one immediate shutdown a third of the way in
 	(
@@ -137,7 +151,7 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 		if [ "$k" = 3 ]; then kill -9 -- "-$i" 2>/dev/null; else kill -9 "$i" 2>/dev/null; fi
 		wait "$i" 2>/dev/null
 		kills=$((kills + 1))
-		if [ $q = g1f ]; then g1_spawn "$f" g1f "$k"; wf[$k]=$G1_PID; else g1_spawn "$l" g1l "$k"; wl[$k]=$G1_PID; fi
+		if [ $q = g1f ]; then g1_spawn "$f" g1f "$k"; wf[$k]=$G1_PID; else G1_RATE_LIMITED=1 g1_spawn "$l" g1l "$k"; wl[$k]=$G1_PID; fi
 	done
 	wait "${pp[@]}" "$crasher"
 	KILLED=$((KILLED + kills))

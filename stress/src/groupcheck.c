@@ -37,6 +37,9 @@
  *                length W (T = per / rate); a claim's time is the claim's
  *                own clock (claimed_us, and claimed_at of each job's last
  *                claim for the runs no stress-worker recorded)
+ *   rate-hold    (--rate, --group-rate) after a rate-limited fail (an R
+ *                line with t1 and hold_s), no claim of the queue, or of
+ *                its group, between its answer and its clock + the hold
  *   max_running  (--max-running) at most max_running runs of the queue
  *                overlap
  *   commit_order (--commit-order) a job whose enqueue committed before
@@ -96,6 +99,12 @@ typedef struct Commit			/* Q lines */
 	long long	send, ack;
 } Commit;
 
+typedef struct Hold			/* a rate-limited fail (R with t1 and hold_s) */
+{
+	int			job;
+	long long	from, until;	/* its answer; its clock read before + hold */
+} Hold;
+
 typedef struct Rate
 {
 	long long	rate, per_s, burst;
@@ -115,13 +124,15 @@ static HandlerEv *hevs;
 static size_t nhevs, caphevs;
 static Commit *commits;
 static size_t ncommits, capcommits;
+static Hold *holds;
+static size_t nholds, capholds;
 
 static const char *label = "group-check";
 static int	lease_s = 3, group_limit = 0, fifo = 0, commit_order = 0;
 static long max_running = 0;
 static Rate qrate, grate;
 static long shown;
-static long n_limit, n_order, n_rate, n_maxrun, n_commit, n_other;
+static long n_limit, n_order, n_rate, n_hold, n_maxrun, n_commit, n_other;
 
 #define GROW(arr, n, cap, first) \
 	do { if ((n) == (cap)) { (cap) = (cap) ? (cap) * 2 : (first); \
@@ -256,6 +267,15 @@ read_file(const char *path)
 				tevs[ntevs].type = line[0];
 				tevs[ntevs].t0 = line[0] == 'I' ? 0 : atoll(g);
 				ntevs++;
+				/* R uid id token attempt status t0 t1 hold_s: a rate-limited fail */
+				if (line[0] == 'R' && n >= 8 && strcmp(e, "ok") == 0 && atoll(h) > 0)
+				{
+					GROW(holds, nholds, capholds, 256);
+					holds[nholds].job = job_get(atoll(b));
+					holds[nholds].from = atoll(h);
+					holds[nholds].until = atoll(g) + atoll(i8) * 1000000;
+					nholds++;
+				}
 				break;
 			case 'S':			/* S uid id attempt start */
 			case 'J':			/* J uid id attempt start end */
@@ -721,6 +741,77 @@ check_rates(double *q_excess, double *g_excess, size_t *nclaims)
 }
 
 /*
+ * check_rate_holds
+ *	  A rate-limited fail holds the queue's rate (with --rate) and its
+ *	  group's (with --group-rate) until its clock + hold: no claim of the
+ *	  queue, or of the group, has its clock between the fail's answer and
+ *	  then.  (A claim whose clock is after the answer took its lock after
+ *	  the fail committed, and found tat moved on: GCRA lets it take
+ *	  nothing before the hold's end.)
+ */
+static long
+count_in(const long long *t, size_t n, long long from, long long until)
+{
+	size_t		lo = 0, hi = n;
+
+	while (lo < hi)
+	{
+		size_t		mid = (lo + hi) / 2;
+
+		if (t[mid] < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	hi = lo;
+	while (hi < n && t[hi] < until)
+		hi++;
+	return (long) (hi - lo);
+}
+
+static void
+check_rate_holds(void)
+{
+	long long  *t;
+	size_t		n;
+
+	if (nholds == 0 || (qrate.rate == 0 && grate.rate == 0))
+		return;
+	if (qrate.rate > 0)
+	{
+		n = claim_times(-1, &t);
+		qsort(t, n, sizeof(long long), ll_cmp);
+		for (size_t i = 0; i < nholds; i++)
+		{
+			long		k = count_in(t, n, holds[i].from, holds[i].until);
+
+			if (k > 0)
+				violation(&n_hold, "rate-hold",
+						  "queue: %ld claims in the %lld us after job %lld was rate limited (held until %lld)",
+						  k, holds[i].until - holds[i].from, jobs[holds[i].job].id, holds[i].until);
+		}
+		free(t);
+	}
+	if (grate.rate > 0)
+		for (size_t i = 0; i < nholds; i++)
+		{
+			int			key = jobs[holds[i].job].key;
+			long		k;
+
+			if (key < 0)
+				continue;
+			n = claim_times(key, &t);
+			qsort(t, n, sizeof(long long), ll_cmp);
+			k = count_in(t, n, holds[i].from, holds[i].until);
+			if (k > 0)
+				violation(&n_hold, "group-rate-hold",
+						  "group %s: %ld claims in the %lld us after job %lld was rate limited",
+						  keys[key], k, holds[i].until - holds[i].from, jobs[holds[i].job].id);
+			free(t);
+		}
+}
+
+/*
  * check_max_running
  *	  Rule 4: at most max_running runs of the queue at once.
  */
@@ -899,21 +990,22 @@ main(int argc, char **argv)
 	if (fifo)
 		order_runs = check_fifo_order();
 	check_rates(&qx, &gx, &nclaims);
+	check_rate_holds();
 	peak_queue = check_max_running();
 	if (commit_order)
 		pairs = check_commit_order();
 	{
-		long		bad = n_limit + n_order + n_rate + n_maxrun + n_commit + n_other;
+		long		bad = n_limit + n_order + n_rate + n_hold + n_maxrun + n_commit + n_other;
 
 		printf("%s: groups=%zu jobs=%ld runs=%zu (jobq-worker %ld, left out %ld) "
 			   "peak-per-group=%ld (limit %d) peak-queue=%ld (max_running %ld) "
 			   "order-runs=%ld rate-claims=%zu window-excess=%.2f (burst %lld) "
-			   "group-window-excess=%.2f (burst %lld) commit-order-pairs=%ld "
-			   "violations: group-limit=%ld fifo-order=%ld rate=%ld max-running=%ld "
+			   "group-window-excess=%.2f (burst %lld) rate-holds=%zu commit-order-pairs=%ld "
+			   "violations: group-limit=%ld fifo-order=%ld rate=%ld rate-hold=%ld max-running=%ld "
 			   "commit-order=%ld other=%ld: %s\n",
 			   label, nkeys, ndump, nruns, jw, n_jw_long, peak_key, group_limit, peak_queue,
-			   max_running, order_runs, nclaims, qx, qrate.burst, gx, grate.burst, pairs,
-			   n_limit, n_order, n_rate, n_maxrun, n_commit, n_other, bad ? "FAIL" : "PASS");
+			   max_running, order_runs, nclaims, qx, qrate.burst, gx, grate.burst, nholds, pairs,
+			   n_limit, n_order, n_rate, n_hold, n_maxrun, n_commit, n_other, bad ? "FAIL" : "PASS");
 		return bad ? 1 : 0;
 	}
 }

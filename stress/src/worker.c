@@ -21,6 +21,10 @@
  *       a "hanging" job (payload hang=1): abandoned, never acknowledged
  *   R <uid> <id> <token> <attempt> ok|error <t0>
  *       a release (jobs claimed by the last pipelined call at exit)
+ *   R <uid> <id> <token> <attempt> ok|stale|error|unknown <t0> <t1> <hold_s>
+ *       a rate-limited fail (--rate-limit-pct: jobq_fail_rate_limited for
+ *       hold_s seconds; the attempt is given back, as by a release); t0/t1
+ *       as for D (scenario G1)
  * Payload ms = handler time (sleep), capped by --ms-cap.
  */
 #include "common.h"
@@ -33,7 +37,8 @@
 static const char *conninfo = NULL, *queue = "stress", *hist = NULL, *wname = "w";
 static int	lease_s = 5, batch = 1, pipe_mode = 0, idle_exit_s = 0, sweep_ms = 0,
 			ms_cap = 1000, claim_wait_ms = 0, hang_sleep = 0, claim_clock = 0;
-static double fail_pct = 0;
+static double fail_pct = 0, rate_limit_pct = 0;
+static int	rate_limit_s = 1;
 static unsigned flags = 0;
 static FILE *h;
 static JobqConn *c;
@@ -135,6 +140,23 @@ fail_one(const Item *it, int permanent)
 		ensure_conn();
 }
 
+/* back-pressure: the upstream said "too many requests" (G1) */
+static void
+rate_limit_one(const Item *it)
+{
+	int64_t		t0 = server_now_us(c), t1;
+	int			rc = jobq_fail_rate_limited(c, it->id, it->token, "stress: rate limited",
+											rate_limit_s);
+	const char *st = rc == JOBQ_OK ? "ok" : jobq_status(c) == JOBQ_ERR_STALE ? "stale" :
+		conn_lost(c) ? "unknown" : "error";
+
+	t1 = rc == JOBQ_OK ? server_now_us(c) : 0;
+	fprintf(h, "R %s %lld %s %d %s %lld %lld %d\n", it->uid, (long long) it->id, it->token,
+			it->attempt, st, (long long) t0, (long long) t1, rate_limit_s);
+	if (rc != JOBQ_OK)
+		ensure_conn();
+}
+
 /* record the claims of a list; returns the number of jobs */
 static size_t
 take(JobqJobList *l, Item *items, int *hang, int *ms, int *die)
@@ -193,6 +215,8 @@ main(int argc, char **argv)
 		{"claim-wait", required_argument, NULL, 8},
 		{"hang-sleep", no_argument, NULL, 9},
 		{"claim-clock", no_argument, NULL, 10},
+		{"rate-limit-pct", required_argument, NULL, 11},
+		{"rate-limit-s", required_argument, NULL, 12},
 		{NULL, 0, NULL, 0}
 	};
 	const char *queues[1];
@@ -223,6 +247,8 @@ main(int argc, char **argv)
 			case 8: claim_wait_ms = atoi(optarg); break;
 			case 9: hang_sleep = 1; break;
 			case 10: claim_clock = 1; break;
+			case 11: rate_limit_pct = atof(optarg); break;
+			case 12: rate_limit_s = atoi(optarg); break;
 			default:
 				fprintf(stderr, "usage: stress-worker -d CONNINFO -q QUEUE -o HIST -w NAME ...\n");
 				return 2;
@@ -285,6 +311,8 @@ main(int argc, char **argv)
 				fail_one(&items[i], 1);	/* dead at once (FL) */
 			else if (fail_pct > 0 && rnd01() < fail_pct / 100.0)
 				fail_one(&items[i], 0);
+			else if (rate_limit_pct > 0 && rnd01() < rate_limit_pct / 100.0)
+				rate_limit_one(&items[i]);
 			else if (pipe_mode)
 				pend[npend++] = items[i];
 			else
