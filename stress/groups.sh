@@ -3,8 +3,9 @@
 # check, fig, ...).  README.md "G1" says what it does and proves.
 
 G1_LEASE=3
-# the limited queue: group_limit 2, max_running 4, 50 claims a second
-# (burst 5), 10 a second per group (burst 2); the FIFO queue: max_running 4
+# the limited queue: group_limit 2, round robin between groups, max_running
+# 4, 50 claims a second (burst 5), 10 a second per group (burst 2); the FIFO
+# queue (oldest group first): max_running 4
 G1_RATE=50/1/5
 G1_GROUP_RATE=10/1/2
 G1_MAX_RUNNING=4
@@ -119,7 +120,7 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	mkdir -p "$f" "$l"
 	dur=$(sc 20)
 	g1_queue g1f "group_mode => 'fifo', max_running => $G1_MAX_RUNNING"
-	g1_queue g1l "group_mode => 'limit', group_limit => 2, max_running => $G1_MAX_RUNNING,
+	g1_queue g1l "group_mode => 'limit', group_limit => 2, group_order => 'round_robin', max_running => $G1_MAX_RUNNING,
 	    rate => ${G1_RATE%%/*}, rate_per => '1 s', rate_burst => ${G1_RATE##*/},
 	    group_rate => ${G1_GROUP_RATE%%/*}, group_rate_per => '1 s', group_rate_burst => ${G1_GROUP_RATE##*/}"
 	local -a pp=()
