@@ -2,8 +2,8 @@
 # handler.sh: the jobq-worker handler of the stress suite.  Records its
 # execution in $STRESS_HIST (one line at start, one at the end, appended
 # with single writes), sleeps the payload's "ms", hangs forever when
-# "hang" is 1, exits 65 (permanent failure) when "die" is 1, and prints a
-# JSON result.
+# "hang" is 1, exits 65 (permanent failure) when "die" is 1 (unless
+# STRESS_NO_DIE is set), and prints a JSON result.
 #   S <uid> <job id> <attempt> <start_us>
 #   J <uid> <job id> <attempt> <start_us> <end_us>
 # Times are the worker host's clock (informational only: jobq-worker
@@ -23,5 +23,6 @@ if [ "$ms" -gt 0 ]; then
 fi
 echo "J $uid $JOBQ_JOB_ID $JOBQ_ATTEMPT $start ${EPOCHREALTIME/./}" >>"$STRESS_HIST"
 # payload die=1 (scenario FL): a permanent failure, the job is dead at once
-[[ $payload =~ \"die\":\ *1 ]] && exit 65
+# (not with STRESS_NO_DIE set: FL's retry phase)
+[ -z "${STRESS_NO_DIE:-}" ] && [[ $payload =~ \"die\":\ *1 ]] && exit 65
 printf '{"ok":1}'

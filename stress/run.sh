@@ -658,16 +658,41 @@ fl_selftest() {	# DIR: the flow rules fail on mutated real histories
 	fig "FL self-test (mutated real histories): $out"
 	return $rc
 }
+fl_sleeper() {	# LOAD_PRODUCERS of FL's retry phase: no producer, DURATION of kills
+	sleep "$3" & pp+=($!); PIDS+=($!)
+}
+fl_deps_dump() {	# DIR: jobq.deps as Q lines
+	psqlc -c "COPY (SELECT 'Q', child, parent, on_failure, state FROM jobq.deps) TO STDOUT WITH (DELIMITER ' ')" >"$1/deps.dump"
+}
+# FL's retry phase (STRESS_FL_RETRY=1): every dead job retried with its
+# dependents (Y lines), then run again under kills by workers that no longer
+# fail die=1 jobs; the checker again
+fl_retry_phase() {	# DIR
+	local d=$1 rc=0
+	psqlc -c "COPY (SELECT 'Y', payload->>'uid', CASE WHEN jobq_retry(id, true) THEN 'ok' ELSE 'no' END,
+	             (extract(epoch FROM clock_timestamp()) * 1e6)::bigint
+	           FROM (SELECT id, payload FROM jobq.history WHERE queue = 'fl' AND state = 'dead' ORDER BY id) x)
+	         TO STDOUT WITH (DELIMITER ' ')" >"$d/retry.hist" || return 1
+	export STRESS_NO_DIE=1
+	LOAD_PRODUCERS=fl_sleeper WFLAGS=--claim-clock load "$d" fl "$(sc 10)" 1
+	drain_and_stop fl 90 || rc=1
+	unset STRESS_NO_DIE
+	fl_deps_dump "$d" || return 1
+	fig "FL retry phase: $(grep -c ' ok ' "$d/retry.hist") dead jobs retried with dependents, workers killed (SIGKILL) $LOAD_KILLS"
+	check FL/retry "$d" fl "$d/deps.dump" || rc=1
+	return $rc
+}
 scn_FL() {
 	local d=$WORK/fl rc=0; mkdir -p "$d"
 	mkqueue fl 3 1000
 	LOAD_KILLS=0
 	LOAD_PRODUCERS=fl_producers WFLAGS=--claim-clock load "$d" fl "$(sc 15)" 1
 	drain_and_stop fl 90 || rc=1
-	psqlc -c "COPY (SELECT 'Q', child, parent, on_failure, state FROM jobq.deps) TO STDOUT WITH (DELIMITER ' ')" >"$d/deps.dump" || return 1
+	fl_deps_dump "$d" || return 1
 	fig "FL: workers killed (SIGKILL) $LOAD_KILLS; $(sed -n 's/^stress-flows //p' "$d/producers.log" | tr '\n' ';')"
 	check FL "$d" fl "$d/deps.dump" || rc=1
 	fl_selftest "$d" || rc=1
+	if [ -n "${STRESS_FL_RETRY:-}" ]; then fl_retry_phase "$d" || rc=1; fi
 	return $rc
 }
 

@@ -9,6 +9,8 @@
  *   X <uid> ok|no|unknown           stress-flows: jobq_cancel of the job
  *   Q <child id> <parent id> <on_failure> <state>
  *                                   run.sh: a row of jobq.deps at the end
+ *   Y <uid> ok|no <server_us>       run.sh, FL's retry phase: jobq_retry(id,
+ *                                   with_dependents => true) of a dead job
  *
  * Rules (each violation is printed and counted; checker.c adds them to
  * its verdict):
@@ -35,6 +37,12 @@
  *   edge-not-blocked  (b) the edge of a waiting 'wait' job to a dependency
  *       that ended dead or cancelled is 'blocked' in jobq.deps
  *   flow-job-lost  (c) an acknowledged job of a flow has no row at the end
+ * With Y lines (the retry phase, from the first Y line's time on, the
+ * workers no longer fail die=1 jobs): a run that started before the retry
+ * phase is not checked against a dependency that ended again in it (retried,
+ * or brought back with it), whose finished_at moved: the first check, before
+ * the retries, covered that edge; a die=1 job that ran in the retry phase
+ * ends completed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +64,7 @@ typedef struct Member
 	int			die;
 	int			cancel_ok;		/* X ok */
 	int			cancel_unknown; /* X unknown */
+	int			retried;		/* Y ok */
 } Member;
 
 typedef struct Edge
@@ -78,6 +87,8 @@ static size_t nedges, capedges;
 static DbEdge *dbedges;
 static size_t ndbedges, capdbedges;
 
+static long long retry_phase;	/* the first Y line's server clock, 0: none */
+static long n_retried;
 static long n_before_dep, n_not_ended, n_wrong_state, n_not_blocked, n_flow_lost;
 
 static Member *
@@ -104,6 +115,12 @@ int
 flows_member(int u)
 {
 	return (size_t) u < nmembers && members[u].flow >= 0;
+}
+
+int
+flows_retried(int u)
+{
+	return (size_t) u < nmembers && members[u].retried;
 }
 
 static int
@@ -165,6 +182,17 @@ flows_read_line(const char *line)
 				else if (strcmp(b, "unknown") == 0)
 					m->cancel_unknown = 1;
 			}
+			return 0;
+		case 'Y':
+			if (n < 3)
+				return -1;
+			if (strcmp(b, "ok") == 0)
+			{
+				member(uid_get(a))->retried = 1;
+				n_retried++;
+			}
+			if (retry_phase == 0 || atoll(c) < retry_phase)
+				retry_phase = atoll(c);
 			return 0;
 		case 'Q':
 			if (n < 4)
@@ -242,12 +270,12 @@ db_edge_state(long long child, long long parent)
 /*
  * The earliest start of each uid, from clocks read after a claim answered:
  * the stress-worker's read after its claim (C, --claim-clock) and the
- * jobq-worker handler's start (S).  And, apart, the earliest claim by the
+ * jobq-worker handler's start (S), and the latest.  And, apart, the earliest claim by the
  * claim's own clock (C claimed_us, the final row's claimed_at), which the
  * server reads before the claim's snapshot.
  */
 static void
-earliest_starts(long long *started, long long *claimed, long *unclocked)
+earliest_starts(long long *started, long long *last_start, long long *claimed, long *unclocked)
 {
 	size_t		i;
 
@@ -260,6 +288,8 @@ earliest_starts(long long *started, long long *claimed, long *unclocked)
 			(*unclocked)++;
 		if (t > 0 && (started[e->u] == 0 || t < started[e->u]))
 			started[e->u] = t;
+		if (t > last_start[e->u])
+			last_start[e->u] = t;
 		if (e->type == 'C' && e->t0 > 0 && (claimed[e->u] == 0 || e->t0 < claimed[e->u]))
 			claimed[e->u] = e->t0;
 	}
@@ -272,14 +302,15 @@ long
 flows_check(void)
 {
 	static const char *const pol_names[] = {"cancel", "ignore", "wait"};
-	long long  *started, *claimed;
+	long long  *started, *last_start, *claimed;
 	char		det[512];
 	size_t		i, e0, e1;
 	long		n_jobs = 0, n_checked_edges = 0, n_completed = 0, n_dead = 0,
 				n_cancel_deliberate = 0, n_cancel_cascade = 0, n_wait_blocked = 0,
 				n_wait_behind = 0, n_started_jobs = 0, n_ignored_failures = 0, bad;
 	char	   *flow_open;
-	long		n_flows_open = 0, n_flows_blocked = 0, n_unclocked = 0, n_clock_early = 0;
+	long		n_flows_open = 0, n_flows_blocked = 0, n_unclocked = 0, n_clock_early = 0,
+				n_before_retry = 0, n_ran_after_retry = 0;
 	long long	max_clock_early = 0;
 
 	if (nflows == 0)
@@ -287,8 +318,9 @@ flows_check(void)
 	qsort(edges, nedges, sizeof(Edge), edge_cmp);
 	qsort(dbedges, ndbedges, sizeof(DbEdge), dbedge_cmp);
 	started = calloc(nuids ? nuids : 1, sizeof(long long));
+	last_start = calloc(nuids ? nuids : 1, sizeof(long long));
 	claimed = calloc(nuids ? nuids : 1, sizeof(long long));
-	earliest_starts(started, claimed, &n_unclocked);
+	earliest_starts(started, last_start, claimed, &n_unclocked);
 	flow_open = calloc(nflows, 1);
 
 	e0 = 0;
@@ -334,6 +366,11 @@ flows_check(void)
 			/* (a) no claim before the dependency ended as the policy demands */
 			if (t == 0)
 				continue;
+			if (retry_phase > 0 && t < retry_phase && p != NULL && p->finished >= retry_phase)
+			{
+				n_before_retry++;
+				continue;		/* it ended again: checked before the retries */
+			}
 			n_checked_edges++;
 			if (p == NULL)
 			{
@@ -375,7 +412,11 @@ flows_check(void)
 			expect = "waiting";
 		else
 		{
-			expect = m->die ? "dead" : "completed";
+			/* die=1 fails for good, except in the retry phase */
+			expect = m->die && (retry_phase == 0 || last_start[i] < retry_phase) ?
+				"dead" : "completed";
+			if (retry_phase > 0 && last_start[i] >= retry_phase)
+				n_ran_after_retry++;
 			expect_ran = 1;
 		}
 		if (m->cancel_unknown && is_state(r, "cancelled"))
@@ -455,7 +496,12 @@ flows_check(void)
 		   (long) nflows - n_flows_open - n_flows_blocked, n_flows_blocked,
 		   n_before_dep, n_not_ended, n_wrong_state, n_not_blocked, n_flow_lost,
 		   bad ? "FAIL" : "PASS");
+	if (retry_phase > 0)
+		printf("%s flows retry phase: dead jobs retried with dependents %ld, flow jobs run in it %ld, "
+			   "edges not checked (the run before the retries, its dependency ended again) %ld\n",
+			   label, n_retried, n_ran_after_retry, n_before_retry);
 	free(started);
+	free(last_start);
 	free(claimed);
 	free(flow_open);
 	return bad;

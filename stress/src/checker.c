@@ -11,8 +11,9 @@
  *   I <uid> <id> <token> <attempt>      stress-worker: complete in flight
  *   S <uid> <id> <attempt> <start_us>     jobq-worker handler started
  *   J <uid> <id> <attempt> <start_us> <end_us>  jobq-worker handler ended
- *   G, W, X (stress-flows) and Q (jobq.deps, dumped by run.sh): the
- *     flows of scenario FL, read and judged by checker-flows.c
+ *   G, W, X (stress-flows), Q (jobq.deps, dumped by run.sh) and Y (FL's
+ *     retries): the flows of scenario FL, read and judged by
+ *     checker-flows.c; a retried job's attempts start again at 1
  *
  * Verdicts (any non-zero is a violation, exit 1):
  *   lost        acknowledged enqueues (E ok) that are not completed or dead
@@ -275,6 +276,7 @@ read_file(const char *path)
 			case 'W':
 			case 'X':
 			case 'Q':
+			case 'Y':
 				if (flows_read_line(line) != 0)
 					goto bad;
 				break;
@@ -581,7 +583,7 @@ main(int argc, char **argv)
 							 cl->token, cl->attempt, cl->t0, prev->token, prev->attempt, end, end - cl->t0);
 					violation(&n_overlap, "overlap", u->uid, det);
 				}
-				if (cl->attempt < prev->attempt + (released ? 0 : 1))
+				if (cl->attempt < prev->attempt + (released ? 0 : 1) && !flows_retried((int) i))
 				{
 					snprintf(det, sizeof(det), "attempt %d after attempt %d", cl->attempt, prev->attempt);
 					violation(&n_other, "attempt-not-increasing", u->uid, det);
@@ -632,7 +634,7 @@ main(int argc, char **argv)
 				if (x->type != 'J')
 					continue;
 				n_exec++;
-				if (x->attempt == last_attempt)
+				if (x->attempt == last_attempt && !flows_retried((int) i))
 				{
 					snprintf(det, sizeof(det), "attempt %d ran twice", x->attempt);
 					violation(&n_unexplained, "jobq-worker-same-attempt", u->uid, det);

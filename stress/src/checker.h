@@ -57,11 +57,13 @@ int			uid_get(const char *s);
 void		violation(long *counter, const char *fmt, const char *uid, const char *detail);
 
 /* checker-flows.c: scenario FL */
-/* a G, W, X or Q line (see checker-flows.c); 0 when parsed */
+/* a G, W, X, Q or Y line (see checker-flows.c); 0 when parsed */
 int			flows_read_line(const char *line);
 /* is the uid a job of a recorded flow (its final state is judged by
  * flows_check, not by the lost and dead rules)? */
 int			flows_member(int u);
+/* was the uid retried by jobq_retry (Y ok)?  its attempts start again */
+int			flows_retried(int u);
 /* the flow rules after everything was read (evs sorted); prints the
  * flows summary line when there were flows; returns the violations */
 long		flows_check(void);

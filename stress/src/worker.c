@@ -16,7 +16,7 @@
  *       (unknown: the connection was lost before the answer)
  *   F <uid> <id> <token> <attempt> ok|stale|error|unknown <t0> <t1>
  *       a fail with retry_in 0 (--fail-pct), or a permanent one (payload
- *       die=1: the job is dead at once)
+ *       die=1: the job is dead at once; not with STRESS_NO_DIE set)
  *   H <uid> <id> <token> <attempt>
  *       a "hanging" job (payload hang=1): abandoned, never acknowledged
  *   R <uid> <id> <token> <attempt> ok|error <t0>
@@ -307,7 +307,7 @@ main(int argc, char **argv)
 				continue;
 			}
 			sleep_ms(ms[i]);
-			if (die[i])
+			if (die[i] && getenv("STRESS_NO_DIE") == NULL)
 				fail_one(&items[i], 1);	/* dead at once (FL) */
 			else if (fail_pct > 0 && rnd01() < fail_pct / 100.0)
 				fail_one(&items[i], 0);
