@@ -26,7 +26,9 @@ g1_group_dump() {
 	 TO STDOUT WITH (DELIMITER ' ')" >"$2"
 }
 
-# g1_spawn DIR QUEUE KIND: one worker of four kinds; sets G1_PID.  In the
+# g1_spawn DIR QUEUE KIND: one worker of five kinds (the S1 four and a
+# blocking claim, which waits for a slot or the rate's next token); sets
+# G1_PID.  In the
 # limited queue (G1_RATE_LIMITED set) the failing worker also answers 5 %
 # of its jobs "rate limited" for 1 s (jobq_fail_rate_limited).  The
 # stress-workers read the server clock once each claim answered
@@ -41,6 +43,7 @@ g1_spawn() {
 	2) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 2 --fail-pct 3 --claim-clock \
 		${G1_RATE_LIMITED:+--rate-limit-pct 5 --rate-limit-s 1} ;;
 	3) start_jw "$dir" "$name" -d "$DSN" -q "$q" -c 3 -l $G1_LEASE --sweep-interval=2 --poll-interval=1 ;;
+	4) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 2 --claim-wait 1500 --claim-clock ;;
 	esac
 	G1_PID=$LAST_PID
 }
@@ -131,7 +134,7 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 		--procs 2 --groups 6 --max-batch 5 --ms-max 20 --hold-ms 20 --pause-ms 300 >>"$d/producers.log" 2>&1 &
 	pp+=($!); PIDS+=($!)
 	local -a wf=() wl=()
-	for k in 0 1 2 3; do
+	for k in 0 1 2 3 4; do
 		g1_spawn "$f" g1f $k; wf[$k]=$G1_PID
 		G1_RATE_LIMITED=1 g1_spawn "$l" g1l $k; wl[$k]=$G1_PID
 	done
@@ -147,7 +150,7 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	local kills=0 end=$(( $(date +%s) + dur ))
 	while [ "$(date +%s)" -lt "$end" ]; do
 		sleep "0.$(rand 5 9)"
-		k=$(rand 0 3)
+		k=$(rand 0 4)
 		if [ $((RANDOM % 2)) = 0 ]; then q=g1f; i=${wf[$k]}; else q=g1l; i=${wl[$k]}; fi
 		if [ "$k" = 3 ]; then kill -9 -- "-$i" 2>/dev/null; else kill -9 "$i" 2>/dev/null; fi
 		wait "$i" 2>/dev/null
