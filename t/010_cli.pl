@@ -51,7 +51,42 @@ for my $bad ([ 'group_mode=FIFO', 1, qr/group_mode must be one of none, fifo, li
 ($rc, $out) = cli([ '--json', 'queues' ]);
 ($grp) = grep { $_->{queue} eq 'grp' } @{ decode_json($out) };
 is($grp->{group_mode}, 'fifo', 'a refused --set changed nothing');
-cli([ 'queue', 'drop', 'grp' ]);
+
+# enqueue --group: the jobs' group key; --depends-on: one job waiting for others
+($rc, $out, $err) = cli([ 'enqueue', 'grp', '--group', 'acct:1' ], qq({"n": 1}\n{"n": 2}\n));
+is($rc, 0, 'enqueue --group from stdin: exit 0') or diag($err);
+is($node->safe_psql('postgres', q{SELECT string_agg(group_key, ',' ORDER BY id) FROM jobq.jobs WHERE queue = 'grp'}),
+	'acct:1,acct:1', 'enqueue --group: every job of stdin in the group');
+($rc, $out, $err) = cli([ 'enqueue', 'grp', '{}', '--group', 'x' x 257 ]);
+is($rc, 2, 'enqueue --group of 257 bytes: exit 2');
+like($err, qr/--group takes a key of 1 to 256 bytes, not 257/, 'enqueue --group too long: says why');
+cli([ 'queue', 'create', 'flowq' ]);
+(undef, my $parent) = cli([ 'enqueue', 'flowq', '{}' ]);
+chomp $parent;
+($rc, $out, $err) = cli([ 'enqueue', 'flowq', '{"child": 1}', '--depends-on', "$parent,$parent",
+	'--on-dep-failure', 'wait' ]);
+is($rc, 0, 'enqueue --depends-on: exit 0') or diag($err);
+chomp $out;
+is($node->safe_psql('postgres', "SELECT state FROM jobq.jobs WHERE id = $out"), 'waiting',
+	'enqueue --depends-on: the job waits for its parent');
+for my $bad ([ [ '{}', '--depends-on', '1,x' ], qr/--depends-on takes 1 to 10000 job ids/ ],
+	[ [ '{}', '--depends-on', '0' ], qr/--depends-on takes 1 to 10000 job ids/ ],
+	[ [ '--depends-on', $parent ], qr/--depends-on applies to one job only/ ],
+	[ [ '{}', '--on-dep-failure', 'wait' ], qr/--on-dep-failure needs --depends-on/ ],
+	[ [ '{}', '--depends-on', $parent, '--key', 'k' ], qr/--depends-on and --key exclude each other/ ])
+{
+	($rc, $out, $err) = cli([ 'enqueue', 'flowq', @{ $bad->[0] } ], "{}\n");
+	is($rc, 2, "enqueue @{ $bad->[0] }: exit 2") or diag($err);
+	like($err, $bad->[1], "enqueue @{ $bad->[0] }: says why");
+}
+($rc, $out, $err) = cli([ 'enqueue', 'flowq', '{}', '--depends-on', $parent, '--on-dep-failure', 'later' ]);
+is($rc, 1, 'enqueue --on-dep-failure later: exit 1 (the server refuses)');
+like($err, qr/unknown on_dep_failure "later".*22023/s, 'with the server\'s message and SQLSTATE');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM jobq.jobs WHERE queue = 'flowq'}), '2',
+	'the refused enqueues added nothing');
+($rc, $out, $err) = cli([ 'queue', 'drop', 'flowq', '--force' ]);
+is($rc, 0, 'queue drop --force of a queue with a waiting job') or diag($err);
+cli([ 'queue', 'drop', 'grp', '--force' ]);
 
 ($rc, $out) = cli([ 'enqueue', 'mails', '{"to": "a@b.c"}' ]);
 is($rc, 0, 'enqueue: exit 0');

@@ -54,6 +54,7 @@ enum
 	O_WHERE, O_BATCH,
 	O_AFTER, O_WORKER, O_KEY_PREFIX, O_SINCE, O_UNTIL, O_ERROR, O_PAYLOAD,
 	O_SET,
+	O_GROUP, O_DEPENDS_ON, O_ON_DEP_FAILURE,	/* enqueue, 0.2.0 */
 	O_COUNT
 };
 
@@ -98,6 +99,9 @@ static const struct option longopts[] = {
 	{"error", required_argument, NULL, O_ERROR},
 	{"payload", required_argument, NULL, O_PAYLOAD},
 	{"set", required_argument, NULL, O_SET},
+	{"group", required_argument, NULL, O_GROUP},
+	{"depends-on", required_argument, NULL, O_DEPENDS_ON},
+	{"on-dep-failure", required_argument, NULL, O_ON_DEP_FAILURE},
 	{NULL, 0, NULL, 0}
 };
 
@@ -145,7 +149,8 @@ usage(FILE *f)
 			"Commands:\n"
 			"  enqueue QUEUE [JSON]     add a job; without JSON, one job per line of stdin\n"
 			"        [--delay=DURATION | --run-at=TIMESTAMP] [--priority=N]\n"
-			"        [--max-attempts=N] [--key=DEDUPE_KEY]\n"
+			"        [--max-attempts=N] [--key=DEDUPE_KEY] [--group=GROUP_KEY]\n"
+			"        [--depends-on=ID[,ID]... [--on-dep-failure=cancel|ignore|wait]]\n"
 			"        [--wait=DURATION: wait for the job's outcome, print its result]\n"
 			"  await ID                 wait for a job's outcome  [--timeout=DURATION]\n"
 			"  stats [QUEUE]            job counts per queue  [--watch=DURATION]\n"
@@ -442,6 +447,44 @@ int_arg(const char *s, const char *what, int dflt, long long lo, long long hi)
 }
 
 /*
+ * id_list_arg: a comma-separated list of 1..max job ids (positive), in a
+ * new array the caller frees; *n receives the count.  A usage error
+ * otherwise, before any round trip.
+ */
+static int64_t *
+id_list_arg(const char *s, const char *what, int max, size_t *n)
+{
+	int64_t    *ids = jobq_xmalloc(sizeof(int64_t) * (strlen(s) / 2 + 1));
+	char	   *copy = jobq_xstrdup(s);
+	char	   *save = NULL;
+	char		why[160];
+
+	*n = 0;
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
+	{
+		char	   *end;
+		long long	v;
+
+		errno = 0;
+		v = strtoll(p, &end, 10);
+		if (end == p || *end != '\0' || errno || v < 1 || (int) *n == max)
+		{
+			*n = 0;
+			break;
+		}
+		ids[(*n)++] = v;
+	}
+	free(copy);
+	if (*n == 0)
+	{
+		free(ids);
+		snprintf(why, sizeof(why), "%s takes 1 to %d job ids, comma-separated", what, max);
+		usage_error("%s", why);
+	}
+	return ids;
+}
+
+/*
  * setting_arg: the value of the option of queue setting name (--lease for
  * lease, --backoff-base for backoff_base), with the kind and bounds of
  * JOBQ_QUEUE_SETTINGS; -1 when not given.  notify is on/off, not here.
@@ -586,7 +629,7 @@ static int
 cmd_enqueue(void)
 {
 	static const int allowed[] = {O_DELAY, O_RUN_AT, O_PRIORITY, O_MAX_ATTEMPTS, O_KEY,
-	O_WAIT, 0};
+	O_WAIT, O_GROUP, O_DEPENDS_ON, O_ON_DEP_FAILURE, 0};
 	char	  **lines;
 	size_t	   *lens;
 	int64_t    *ids;
@@ -594,6 +637,7 @@ cmd_enqueue(void)
 	int			nlines = 0;
 	JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
 	const char *keys[1];
+	int64_t    *deps = NULL;
 	bool		first = true;
 	bool		chunked;
 	int			wait_ms;
@@ -608,6 +652,28 @@ cmd_enqueue(void)
 		usage_error("%s", "--delay and --run-at exclude each other");
 	eo.delay_s = duration(opt[O_DELAY], "--delay", 0, JOBQ_DELAY_MAX_S);
 	eo.run_at = opt[O_RUN_AT];
+	eo.group_key = opt[O_GROUP];
+	if (opt[O_GROUP] && (opt[O_GROUP][0] == '\0' || strlen(opt[O_GROUP]) > JOBQ_GROUP_KEY_MAX))
+	{
+		char		why[96];
+
+		snprintf(why, sizeof(why), "--group takes a key of 1 to %d bytes, not %zu",
+				 JOBQ_GROUP_KEY_MAX, strlen(opt[O_GROUP]));
+		usage_error("%s", why);
+	}
+	if (opt[O_ON_DEP_FAILURE] && !opt[O_DEPENDS_ON])
+		usage_error("%s", "--on-dep-failure needs --depends-on");
+	eo.on_dep_failure = opt[O_ON_DEP_FAILURE];
+	if (opt[O_DEPENDS_ON])
+	{
+		if (nargs != 3)
+			usage_error("%s", "--depends-on applies to one job only: give its JSON");
+		if (opt[O_KEY])
+			usage_error("%s", "--depends-on and --key exclude each other here (jobq_enqueue takes both)");
+		deps = id_list_arg(opt[O_DEPENDS_ON], "--depends-on", JOBQ_DEPS_MAX,
+						   &eo.n_depends_on);
+		eo.depends_on = deps;
+	}
 
 	if (nargs == 3)
 	{
@@ -675,7 +741,22 @@ cmd_enqueue(void)
 	chunked = nlines > ENQUEUE_CHUNK;
 	if (chunked)
 		run_sql("BEGIN");
-	for (int at = 0; at < nlines; at += ENQUEUE_CHUNK)
+	if (deps != NULL)
+	{
+		/* dependencies are the single enqueue's (one job, never a dedupe) */
+		created[0] = 1;
+		if (jobq_enqueue(conn, args[1], lines[0], lens[0], &eo, ids) != JOBQ_OK)
+		{
+			free(deps);
+			free(lines);
+			free(lens);
+			free(ids);
+			free(created);
+			failed();
+		}
+		free(deps);
+	}
+	for (int at = eo.depends_on ? nlines : 0; at < nlines; at += ENQUEUE_CHUNK)
 	{
 		int			n = nlines - at < ENQUEUE_CHUNK ? nlines - at : ENQUEUE_CHUNK;
 

@@ -396,9 +396,30 @@ typedef struct JobqEnqueueOpts
 	const char *dedupe_key;		/* NULL = none; 1..512 bytes.  A live job
 								 * with the same key in the queue is
 								 * returned instead of a new one */
+
+	/*
+	 * The rest needs the server's jobq SQL 0.2.0 (else JOBQ_ERR_VERSION);
+	 * all left at their defaults, an enqueue runs 0.1.0's statement.
+	 */
+	const char *group_key;		/* NULL = none; 1..256 bytes: the job's
+								 * group in a queue with a group_mode
+								 * (doc/groups.md).  The batch form gives
+								 * it to every job */
+	const char *const *group_keys;	/* batch form only, instead of
+									 * group_key: NULL or one key per job
+									 * (no NULL entries) */
+	const int64_t *depends_on;	/* single enqueue only: NULL, or
+								 * n_depends_on job ids (1..10000) the job
+								 * waits for (doc/flows.md) */
+	size_t		n_depends_on;
+	const char *on_dep_failure; /* with depends_on: NULL = "cancel",
+								 * "ignore" or "wait" */
+	int64_t		flow_id;		/* with depends_on: 0 = the flow of its
+								 * dependencies, else this flow */
 } JobqEnqueueOpts;
 
-#define JOBQ_ENQUEUE_OPTS_INIT { sizeof(JobqEnqueueOpts), -1, NULL, 0, -1, NULL }
+#define JOBQ_ENQUEUE_OPTS_INIT { sizeof(JobqEnqueueOpts), -1, NULL, 0, -1, NULL, \
+		NULL, NULL, NULL, 0, NULL, 0 }
 
 /*
  * jobq_enqueue: add one job.  payload is JSON text of payload_len bytes

@@ -85,6 +85,17 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	"SELECT b.id, b.created FROM %s.jobq_enqueue_batch($1::pg_catalog.text, "
 	"$2::pg_catalog.jsonb[], $3::pg_catalog.timestamptz, $4::pg_catalog.interval, "
 	"$5::pg_catalog.int4, $6::pg_catalog.int4, $7::pg_catalog.text[]) AS b",
+	[STMT_ENQUEUE_020] =
+	"SELECT %s.jobq_enqueue($1::pg_catalog.text, $2::pg_catalog.jsonb, "
+	"$3::pg_catalog.timestamptz, $4::pg_catalog.interval, $5::pg_catalog.int4, "
+	"$6::pg_catalog.int4, $7::pg_catalog.text, group_key => $8::pg_catalog.text, "
+	"depends_on => $9::pg_catalog.int8[], on_dep_failure => $10::pg_catalog.text, "
+	"flow_id => $11::pg_catalog.int8)",
+	[STMT_ENQUEUE_BATCH_020] =
+	"SELECT b.id, b.created FROM %s.jobq_enqueue_batch($1::pg_catalog.text, "
+	"$2::pg_catalog.jsonb[], $3::pg_catalog.timestamptz, $4::pg_catalog.interval, "
+	"$5::pg_catalog.int4, $6::pg_catalog.int4, $7::pg_catalog.text[], "
+	"group_keys => $8::pg_catalog.text[]) AS b",
 	[STMT_CLAIM_ONE] =
 	"SELECT " CLAIM_COLUMNS " FROM %s.jobq_claim($1::pg_catalog.text, "
 	"$2::pg_catalog.text, $3::pg_catalog.int4, $4::pg_catalog.interval, " \

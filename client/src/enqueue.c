@@ -18,6 +18,73 @@
 
 static const size_t enqueue_opts_sizes[] = JOBQ_ENQUEUE_OPTS_SIZES;
 
+/* wants_020: options only 0.2.0's enqueue statements pass */
+static int
+wants_020(const JobqEnqueueOpts *o)
+{
+	return o->group_key != NULL || o->group_keys != NULL || o->depends_on != NULL ||
+		o->n_depends_on != 0 || o->on_dep_failure != NULL || o->flow_id != 0;
+}
+
+/*
+ * check_020_args: the options of 0.2.0 (groups and dependencies), checked
+ * before anything is sent; single = 0 for the batch form.  The server
+ * checks what only it can (the policy's name, that the ids exist).
+ */
+static int
+check_020_args(JobqConn *conn, const JobqEnqueueOpts *o, int single)
+{
+	if (!wants_020(o))
+		return JOBQ_OK;
+	if (o->group_key != NULL &&
+		(o->group_key[0] == '\0' || strlen(o->group_key) > JOBQ_GROUP_KEY_MAX))
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "group_key is %zu bytes, must be 1..%d",
+					   strlen(o->group_key), JOBQ_GROUP_KEY_MAX);
+		return JOBQ_ERR;
+	}
+	if (o->group_keys != NULL && (single || o->group_key != NULL))
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT, "%s",
+					   single ? "group_keys is for the batch form: give group_key"
+					   : "give group_key or group_keys, not both");
+		return JOBQ_ERR;
+	}
+	if ((o->depends_on != NULL || o->n_depends_on != 0) && !single)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "depends_on is for a single enqueue (jobq_flow inserts a graph)");
+		return JOBQ_ERR;
+	}
+	if ((o->depends_on == NULL) != (o->n_depends_on == 0) ||
+		o->n_depends_on > JOBQ_DEPS_MAX)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+					   "depends_on must hold 1..%d job ids (%zu given)",
+					   JOBQ_DEPS_MAX, o->n_depends_on);
+		return JOBQ_ERR;
+	}
+	for (size_t i = 0; i < o->n_depends_on; i++)
+		if (jobq_check_id(conn, o->depends_on[i]) != JOBQ_OK)
+			return JOBQ_ERR;
+	if (o->flow_id < 0)
+	{
+		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT, "flow_id must be positive");
+		return JOBQ_ERR;
+	}
+	if (jobq_ensure_connected(conn) != JOBQ_OK)
+		return JOBQ_ERR;
+	if (conn->server_sql != 0 && conn->server_sql < JOBQ_SQL_ENQUEUE_020)
+	{
+		jobq_set_error(conn, JOBQ_ERR_VERSION,
+					   "group keys and dependencies need the server's jobq SQL 0.2.0 or "
+					   "later: run ALTER EXTENSION jobq UPDATE in this database");
+		return JOBQ_ERR;
+	}
+	return JOBQ_OK;
+}
+
 /*
  * enqueue_args: the arguments both enqueue calls share.  Copies the
  * caller's options (NULL: none) over *local, which holds the defaults, and
@@ -76,11 +143,44 @@ enqueue_args(JobqConn *conn, const char *queue, const JobqEnqueueOpts *given,
 			return JOBQ_ERR;
 		}
 	}
+	if (check_020_args(conn, opts, allow_key) != JOBQ_OK)
+		return JOBQ_ERR;
 	if (opts->delay_s != -1)
 		jobq_fmt_interval(delay, 32, opts->delay_s);
 	snprintf(prio, 16, "%d", opts->priority);
 	if (opts->max_attempts != -1)
 		snprintf(maxatt, 16, "%d", opts->max_attempts);
+	return JOBQ_OK;
+}
+
+/*
+ * key_array: the text[] literal of n keys of 1..max bytes each into *b,
+ * which the caller initialised and frees; NULL entries (no key) only when
+ * allow_null.
+ */
+static int
+key_array(JobqConn *conn, JobqBuf *b, const char *const *keys, size_t n,
+		  const char *what, int max, int allow_null)
+{
+	jobq_buf_append(b, "{", 1);
+	for (size_t i = 0; i < n; i++)
+	{
+		size_t		klen = keys[i] ? strlen(keys[i]) : 0;
+
+		if (keys[i] == NULL && !allow_null)
+		{
+			jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT, "%s %zu is NULL", what, i);
+			return JOBQ_ERR;
+		}
+		if (keys[i] != NULL && (klen == 0 || klen > (size_t) max))
+		{
+			jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
+						   "%s %zu is %zu bytes, must be 1..%d", what, i, klen, max);
+			return JOBQ_ERR;
+		}
+		jobq_buf_array_elem(b, keys[i], klen);
+	}
+	jobq_buf_append(b, "}", 1);
 	return JOBQ_OK;
 }
 
@@ -95,8 +195,10 @@ jobq_enqueue(JobqConn *conn, const char *queue, const char *payload,
 	char		delay[32],
 				prio[16],
 				maxatt[16];
-	const char *values[7];
+	const char *values[11];
 	char	   *json;
+	char		flow[24];
+	JobqBuf		deps;
 	PGresult   *res;
 	const char *v;
 	int			ok;
@@ -119,7 +221,31 @@ jobq_enqueue(JobqConn *conn, const char *queue, const char *payload,
 	values[4] = prio;
 	values[5] = opts->max_attempts != -1 ? maxatt : NULL;
 	values[6] = opts->dedupe_key;
-	res = jobq_exec(conn, STMT_ENQUEUE, 7, values, 1);
+	jobq_buf_init(&deps);
+	if (wants_020(opts))
+	{
+		jobq_buf_append(&deps, "{", 1);
+		for (size_t i = 0; i < opts->n_depends_on; i++)
+		{
+			char		one[24];
+
+			snprintf(one, sizeof(one), "%s%lld", i ? "," : "",
+					 (long long) opts->depends_on[i]);
+			jobq_buf_append(&deps, one, strlen(one));
+		}
+		jobq_buf_append(&deps, "}", 1);
+		snprintf(flow, sizeof(flow), "%lld", (long long) opts->flow_id);
+		values[7] = opts->group_key;
+		values[8] = opts->n_depends_on ? deps.data : NULL;
+		values[9] = opts->on_dep_failure;
+		values[10] = opts->flow_id ? flow : NULL;
+		res = deps.failed ? NULL : jobq_exec(conn, STMT_ENQUEUE_020, 11, values, 1);
+		if (deps.failed)
+			jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
+	}
+	else
+		res = jobq_exec(conn, STMT_ENQUEUE, 7, values, 1);
+	jobq_buf_free(&deps);
 	free(json);
 	if (res == NULL)
 		return JOBQ_ERR;
@@ -149,9 +275,10 @@ jobq_enqueue_batch(JobqConn *conn, const char *queue, size_t n,
 	char		delay[32],
 				prio[16],
 				maxatt[16];
-	const char *values[7];
+	const char *values[8];
 	JobqBuf		arr,
-				keys;
+				keys,
+				groups;
 	PGresult   *res;
 	size_t		i;
 	int			rc = JOBQ_ERR;
@@ -174,6 +301,7 @@ jobq_enqueue_batch(JobqConn *conn, const char *queue, size_t n,
 
 	jobq_buf_init(&arr);
 	jobq_buf_init(&keys);
+	jobq_buf_init(&groups);
 	jobq_buf_append(&arr, "{", 1);
 	for (i = 0; i < n; i++)
 	{
@@ -198,25 +326,21 @@ jobq_enqueue_batch(JobqConn *conn, const char *queue, size_t n,
 	}
 	jobq_buf_append(&arr, "}", 1);
 
-	if (dedupe_keys != NULL)
+	if (dedupe_keys != NULL &&
+		key_array(conn, &keys, dedupe_keys, n, "dedupe key", JOBQ_DEDUPE_KEY_MAX, 1) != JOBQ_OK)
+		goto done;
+	if (opts->group_keys != NULL &&
+		key_array(conn, &groups, opts->group_keys, n, "group key", JOBQ_GROUP_KEY_MAX, 0) != JOBQ_OK)
+		goto done;
+	if (opts->group_key != NULL)
 	{
-		jobq_buf_append(&keys, "{", 1);
+		/* one key for every job */
+		jobq_buf_append(&groups, "{", 1);
 		for (i = 0; i < n; i++)
-		{
-			size_t		klen = dedupe_keys[i] ? strlen(dedupe_keys[i]) : 0;
-
-			if (dedupe_keys[i] != NULL && (klen == 0 || klen > JOBQ_DEDUPE_KEY_MAX))
-			{
-				jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT,
-							   "dedupe key %zu is %zu bytes, must be 1..%d",
-							   i, klen, JOBQ_DEDUPE_KEY_MAX);
-				goto done;
-			}
-			jobq_buf_array_elem(&keys, dedupe_keys[i], klen);
-		}
-		jobq_buf_append(&keys, "}", 1);
+			jobq_buf_array_elem(&groups, opts->group_key, strlen(opts->group_key));
+		jobq_buf_append(&groups, "}", 1);
 	}
-	if (arr.failed || keys.failed)
+	if (arr.failed || keys.failed || groups.failed)
 	{
 		jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
 		goto done;
@@ -229,7 +353,9 @@ jobq_enqueue_batch(JobqConn *conn, const char *queue, size_t n,
 	values[4] = prio;
 	values[5] = opts->max_attempts != -1 ? maxatt : NULL;
 	values[6] = dedupe_keys ? keys.data : NULL;
-	res = jobq_exec(conn, STMT_ENQUEUE_BATCH, 7, values, 1);
+	values[7] = groups.len > 0 ? groups.data : NULL;
+	res = wants_020(opts) ? jobq_exec(conn, STMT_ENQUEUE_BATCH_020, 8, values, 1)
+		: jobq_exec(conn, STMT_ENQUEUE_BATCH, 7, values, 1);
 	if (res == NULL)
 		goto done;
 	if ((size_t) PQntuples(res) != n || PQnfields(res) != 2)
@@ -258,5 +384,6 @@ jobq_enqueue_batch(JobqConn *conn, const char *queue, size_t n,
 done:
 	jobq_buf_free(&arr);
 	jobq_buf_free(&keys);
+	jobq_buf_free(&groups);
 	return rc;
 }

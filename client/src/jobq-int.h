@@ -94,6 +94,8 @@ typedef enum JobqStmt
 	STMT_RUN_NOW_WHERE,
 	STMT_FAIL_RATE_LIMITED,		/* JOBQ_SQL_RATE_LIMITED */
 	STMT_GROUPS,				/* JOBQ_SQL_GROUPS */
+	STMT_ENQUEUE_020,			/* enqueue with a group or dependencies: */
+	STMT_ENQUEUE_BATCH_020,		/* JOBQ_SQL_ENQUEUE_020 */
 	STMT__COUNT
 } JobqStmt;
 
@@ -109,6 +111,8 @@ typedef enum JobqStmt
 #define JOBQ_SQL_RATE_LIMITED 200
 /* jobq_groups (issue 19) */
 #define JOBQ_SQL_GROUPS 200
+/* jobq_enqueue's group_key and depends_on, jobq_enqueue_batch's group_keys */
+#define JOBQ_SQL_ENQUEUE_020 200
 
 /* Settings after the queue name in STMT_CREATE_QUEUE and STMT_ALTER_QUEUE */
 #define JOBQ_QUEUE_STMT_SETTINGS 7

@@ -2608,6 +2608,158 @@ test_rate_limited(JobqConn *c)
 	jobq_drop_queue(c, q, 1);
 }
 
+/* group_of: the group key of job id as jobq.jobs has it ("" if none) */
+static void
+group_of(int64_t id, char *out, size_t size)
+{
+	char		sql[96];
+	PGresult   *r;
+	PGconn	   *pg = PQconnectdb(dsn);
+
+	snprintf(sql, sizeof(sql), "SELECT group_key FROM jobq.jobs WHERE id = %lld",
+			 (long long) id);
+	r = PQexec(pg, sql);
+	snprintf(out, size, "%s",
+			 r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 ?
+			 PQgetvalue(r, 0, 0) : "?");
+	PQclear(r);
+	PQfinish(pg);
+}
+
+/*
+ * test_enqueue_020: group keys and dependencies through jobq_enqueue and
+ * jobq_enqueue_batch (0.2.0 SQL), their bad input, and a 0.1.0 server
+ */
+static void
+test_enqueue_020(JobqConn *c)
+{
+	char		q[64],
+				qd[64];
+	char		g[3][32];
+	char		st[96];
+	char		longkey[JOBQ_GROUP_KEY_MAX + 2];
+	JobqQueueOpts qo = JOBQ_QUEUE_OPTS_INIT;
+	JobqEnqueueOpts eo = JOBQ_ENQUEUE_OPTS_INIT;
+	const char *payloads[3] = {"{}", "{}", "{}"};
+	const size_t lens[3] = {2, 2, 2};
+	const char *keys[3] = {"b", "c", "a"};
+	int64_t		ids[3] = {0, 0, 0};
+	int64_t		one = 0,
+				parent = 0,
+				child = 0,
+				bad = 0;
+	int			ok;
+
+	snprintf(q, sizeof(q), "t%d-g20", (int) getpid());
+	qo.group_mode = "fifo";
+	snprintf(qd, sizeof(qd), "t%d-d20", (int) getpid());
+	ok = jobq_create_queue(c, q, &qo) == JOBQ_OK && jobq_create_queue(c, qd, NULL) == JOBQ_OK;
+
+	test("enqueue with group_key: the job is in its group");
+	eo.group_key = "a";
+	test_cond(ok && jobq_enqueue(c, q, "{}", 2, &eo, &one) == JOBQ_OK &&
+			  (group_of(one, g[0], sizeof(g[0])), strcmp(g[0], "a") == 0));
+
+	test("enqueue_batch with group_key: every job in that group");
+	test_cond(ok && jobq_enqueue_batch(c, q, 2, payloads, lens, NULL, &eo, ids, NULL) == JOBQ_OK &&
+			  (group_of(ids[0], g[0], sizeof(g[0])), group_of(ids[1], g[1], sizeof(g[1])),
+			   strcmp(g[0], "a") == 0 && strcmp(g[1], "a") == 0));
+
+	test("enqueue_batch with group_keys: a key each");
+	eo.group_key = NULL;
+	eo.group_keys = keys;
+	test_cond(ok && jobq_enqueue_batch(c, q, 3, payloads, lens, NULL, &eo, ids, NULL) == JOBQ_OK &&
+			  (group_of(ids[0], g[0], sizeof(g[0])), group_of(ids[1], g[1], sizeof(g[1])),
+			   group_of(ids[2], g[2], sizeof(g[2])),
+			   strcmp(g[0], "b") == 0 && strcmp(g[1], "c") == 0 && strcmp(g[2], "a") == 0));
+
+	test("group_keys in a single enqueue, or with group_key: BAD_ARGUMENT");
+	test_cond(jobq_enqueue(c, q, "{}", 2, &eo, &bad) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  (eo.group_key = "a",
+			   jobq_enqueue_batch(c, q, 3, payloads, lens, NULL, &eo, ids, NULL) == JOBQ_ERR) &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+
+	test("a group_key of 0 or 257 bytes, a NULL or 257-byte key in group_keys: BAD_ARGUMENT");
+	memset(longkey, 'k', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = '\0';
+	eo = (JobqEnqueueOpts) JOBQ_ENQUEUE_OPTS_INIT;
+	eo.group_key = "";
+	ok = jobq_enqueue(c, q, "{}", 2, &eo, &bad) == JOBQ_ERR &&
+		failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+	eo.group_key = longkey;
+	ok = ok && jobq_enqueue(c, q, "{}", 2, &eo, &bad) == JOBQ_ERR &&
+		failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+	eo.group_key = NULL;
+	keys[1] = NULL;
+	eo.group_keys = keys;
+	ok = ok && jobq_enqueue_batch(c, q, 3, payloads, lens, NULL, &eo, ids, NULL) == JOBQ_ERR &&
+		failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+	keys[1] = longkey;
+	test_cond(ok && jobq_enqueue_batch(c, q, 3, payloads, lens, NULL, &eo, ids, NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) && bad == 0);
+
+	test("depends_on: the job waits for its parent, and is ready once it completes");
+	eo = (JobqEnqueueOpts) JOBQ_ENQUEUE_OPTS_INIT;
+	ok = enq(c, qd, "{}", &parent) == JOBQ_OK;
+	eo.depends_on = &parent;
+	eo.n_depends_on = 1;
+	eo.on_dep_failure = "wait";
+	ok = ok && jobq_enqueue(c, qd, "{}", 2, &eo, &child) == JOBQ_OK &&
+		(job_state(c, child, st, sizeof(st)), strcmp(st, "waiting") == 0);
+	{
+		/* the parent is qd's only ready job */
+		JobqJob    *j = ok ? claim1(c, qd, 30) : NULL;
+
+		ok = ok && j != NULL && jobq_job_id(j) == parent &&
+			jobq_complete(c, parent, jobq_job_token(j), NULL, 0) == JOBQ_OK;
+		jobq_job_free(j);
+	}
+	test_cond(ok && (job_state(c, child, st, sizeof(st)), strcmp(st, "ready") == 0));
+
+	test("an unknown on_dep_failure: SERVER 22023, no job");
+	bad = 0;
+	eo.on_dep_failure = "later";
+	test_cond(jobq_enqueue(c, qd, "{}", 2, &eo, &bad) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_SERVER, "22023") && bad == 0);
+
+	test("depends_on in a batch, without ids, with id 0, a negative flow_id: BAD_ARGUMENT");
+	eo.on_dep_failure = NULL;
+	ok = jobq_enqueue_batch(c, qd, 1, payloads, lens, NULL, &eo, ids, NULL) == JOBQ_ERR &&
+		failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+	eo.n_depends_on = 0;
+	ok = ok && jobq_enqueue(c, qd, "{}", 2, &eo, &bad) == JOBQ_ERR &&
+		failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+	{
+		int64_t		zero = 0;
+
+		eo.depends_on = &zero;
+		eo.n_depends_on = 1;
+		ok = ok && jobq_enqueue(c, qd, "{}", 2, &eo, &bad) == JOBQ_ERR &&
+			failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL);
+	}
+	eo.depends_on = &parent;
+	eo.flow_id = -1;
+	test_cond(ok && jobq_enqueue(c, qd, "{}", 2, &eo, &bad) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) && bad == 0);
+
+	test("a group_key against 0.1.0's SQL: VERSION, nothing sent");
+	{
+		const char *schema = fake_version_schema("0.1.0");
+		JobqConn   *vc = schema ? jobq_connect_ex(dsn, schema, 0) : NULL;
+
+		eo = (JobqEnqueueOpts) JOBQ_ENQUEUE_OPTS_INIT;
+		eo.group_key = "a";
+		test_cond(vc != NULL && jobq_enqueue(vc, q, "{}", 2, &eo, &bad) == JOBQ_ERR &&
+				  failed_with(vc, JOBQ_ERR_VERSION, NULL));
+		jobq_disconnect(vc);
+	}
+	snprintf(st, sizeof(st), "DROP SCHEMA t%d_ver CASCADE", (int) getpid());
+	exec_ok(st);
+	jobq_drop_queue(c, q, 1);
+	jobq_drop_queue(c, qd, 1);
+}
+
 static void
 test_list_page(JobqConn *c)
 {
@@ -2733,6 +2885,7 @@ main(void)
 	test_await(c);
 	test_list_page(c);
 	test_rate_limited(c);
+	test_enqueue_020(c);
 	test_health_audit(c);
 	jobq_disconnect(c);
 
