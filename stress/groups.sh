@@ -121,7 +121,7 @@ g1_mutations() {
 scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	local d=$WORK/g1 f=$WORK/g1/fifo l=$WORK/g1/limit rc=0 dur i q k
 	mkdir -p "$f" "$l"
-	dur=$(sc 20)
+	dur=$(sc 16)
 	g1_queue g1f "group_mode => 'fifo', max_running => $G1_MAX_RUNNING"
 	g1_queue g1l "group_mode => 'limit', group_limit => 2, group_order => 'round_robin', max_running => $G1_MAX_RUNNING,
 	    rate => ${G1_RATE%%/*}, rate_per => '1 s', rate_burst => ${G1_RATE##*/},
