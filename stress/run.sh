@@ -114,6 +114,13 @@ pg_restart_wait() {	# start the cluster again after a crash
 	return 1
 }
 
+crash_immediate() {	# DIR: pg_ctl -m immediate stop and start again, recorded in DIR/crashes
+	echo "pg_ctl -m immediate stop" >>"$1/crashes"
+	as_pg "$(pg_config --bindir)/pg_ctl" -D "$CDIR/data" -m immediate -w stop >/dev/null 2>&1
+	sleep 2
+	pg_restart_wait || echo "restart failed" >>"$1/crashes"
+}
+
 psqlc() { psql "$DSN" -XAtq -v ON_ERROR_STOP=1 "$@"; }
 
 mkqueue() {	# mkqueue NAME LEASE MAX_ATTEMPTS [NOTIFY]
@@ -403,10 +410,7 @@ scn_F3() {	# immediate shutdown and postmaster SIGKILL under S1 load
 	local dur=$(sc 30)
 	(
 		sleep $((dur / 4))
-		echo "pg_ctl -m immediate stop" >>"$d/crashes"
-		as_pg "$(pg_config --bindir)/pg_ctl" -D "$CDIR/data" -m immediate -w stop >/dev/null 2>&1
-		sleep 2
-		pg_restart_wait || echo "restart failed" >>"$d/crashes"
+		crash_immediate "$d"
 		sleep $((dur / 3))
 		pm=$(head -1 "$CDIR/data/postmaster.pid")
 		echo "kill -9 postmaster $pm" >>"$d/crashes"
@@ -686,7 +690,19 @@ scn_FL() {
 	local d=$WORK/fl rc=0; mkdir -p "$d"
 	mkqueue fl 3 1000
 	LOAD_KILLS=0
-	LOAD_PRODUCERS=fl_producers WFLAGS=--claim-clock load "$d" fl "$(sc 15)" 1
+	local dur=$(sc 15) crasher=""
+	# the long configuration (or STRESS_FL_CRASH=1): a server crash halfway
+	if [ $LONG = 1 ] || [ -n "${STRESS_FL_CRASH:-}" ]; then
+		( sleep $((dur / 2)); crash_immediate "$d" ) &
+		crasher=$!; PIDS+=($crasher)
+	fi
+	LOAD_PRODUCERS=fl_producers WFLAGS=--claim-clock load "$d" fl "$dur" 1
+	if [ -n "$crasher" ]; then
+		wait "$crasher"
+		RESTARTS=$(( ${RESTARTS:-0} + 1 ))
+		grep -q "restart failed" "$d/crashes" && { log "FL: restart failed"; return 1; }
+		fig "FL: server crash (pg_ctl -m immediate) at $((dur / 2)) s"
+	fi
 	drain_and_stop fl 90 || rc=1
 	fl_deps_dump "$d" || return 1
 	fig "FL: workers killed (SIGKILL) $LOAD_KILLS; $(sed -n 's/^stress-flows //p' "$d/producers.log" | tr '\n' ';')"

@@ -345,8 +345,8 @@ flows_check(void)
 		m = &members[i];
 		r = row_of((int) i);
 		n_jobs++;
-		if (uids[i].enq_ok == 0)
-			continue;			/* the flow was never acknowledged */
+		if (uids[i].enq_ok == 0 && (uids[i].enq_unknown == 0 || r == NULL))
+			continue;			/* a flow that failed, or was lost unanswered */
 		if (r == NULL)
 		{
 			violation(&n_flow_lost, "flow-job-lost", uids[i].uid, "(no row at the end)");

@@ -19,8 +19,8 @@
  *   W <child uid> <parent uid>       an edge: the child depends on it
  *   X <uid> ok|no|unknown            jobq_cancel of the job answered
  *                                    true, false, or the connection broke
- * A round whose jobq_flow failed writes its E lines only (fail/unknown):
- * the G and W lines describe flows that may exist.
+ * G and W lines are written before the call, E lines after its answer: a
+ * flow whose answer was lost (E unknown) may exist, and is then checked.
  */
 #include "common.h"
 
@@ -258,6 +258,17 @@ one_flow(JobqConn *c, FILE *h, long round)
 		exit(2);
 	}
 
+	/* the graph first: a flow whose answer is lost may exist */
+	for (j = 0; j < n; j++)
+	{
+		fprintf(h, "G %s %s %s %d\n", jobs[j].uid, flow, policies[jobs[j].policy], jobs[j].die);
+		for (k = 0; k < jobs[j].ndeps; k++)
+		{
+			int			d = jobs[j].dep[k];
+
+			fprintf(h, "W %s %s\n", jobs[j].uid, d >= 0 ? jobs[d].uid : pool[-1 - d].uid);
+		}
+	}
 	params[0] = json;
 	r = PQexecParams(pg, "SELECT id FROM jobq_flow($1::jsonb)", 1, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != n)
@@ -291,14 +302,10 @@ one_flow(JobqConn *c, FILE *h, long round)
 	{
 		jobs[j].id = atoll(PQgetvalue(r, j, 0));
 		fprintf(h, "E %s ok %lld\n", jobs[j].uid, jobs[j].id);
-		fprintf(h, "G %s %s %s %d\n", jobs[j].uid, flow, policies[jobs[j].policy], jobs[j].die);
 		for (k = 0; k < jobs[j].ndeps; k++)
 		{
-			int			d = jobs[j].dep[k];
-
-			fprintf(h, "W %s %s\n", jobs[j].uid, d >= 0 ? jobs[d].uid : pool[-1 - d].uid);
 			n_edges++;
-			if (d < 0)
+			if (jobs[j].dep[k] < 0)
 				n_old_edges++;
 		}
 		n_policy[jobs[j].policy]++;
