@@ -3,7 +3,8 @@
  * groups, in transactions of a few statements, and record every outcome
  * (the G1 scenario, README.md).
  *
- * libjobq has no group_key yet: this producer speaks SQL through libpq.
+ * It speaks SQL through libpq, not libjobq: its transactions hold several
+ * enqueues and read back each job's group_seq before they commit.
  * Each transaction holds 1 to 3 statements, each a single jobq_enqueue or
  * a jobq_enqueue_batch of 2 to --max-batch jobs of one group, into random
  * groups (so two producers may lock the same groups in opposite orders:
