@@ -659,6 +659,16 @@ fl_selftest() {	# DIR: the flow rules fail on mutated real histories
 		          s = f[1]; for (k = 2; k <= 11; k++) s = s " " f[k]; line[i] = s }
 		        print line[i] } }') || rc=1
 	out="$out; $o"
+	# every satisfied edge listed pending in jobq.deps
+	mkdir -p "$d/mutant-edges"
+	sed 's/ satisfied$/ pending/' "$d/deps.dump" >"$d/mutant-edges/deps.dump"
+	"$BIN/stress-check" --label FL-mutant-edges "$d"/*.hist* "$d/db.dump" "$d/mutant-edges/deps.dump" \
+		>"$d/mutant-edges/check.out" 2>"$d/mutant-edges/check.err"
+	if [ $? = 1 ] && grep -q "VIOLATION edge-state " "$d/mutant-edges/check.err"; then
+		out="$out; pending-edges: caught ($(sed -n 's/.*edge-state=\([0-9]*\).*/\1/p' "$d/mutant-edges/check.out") edge-state)"
+	else
+		out="$out; pending-edges: NOT caught"; rc=1
+	fi
 	fig "FL self-test (mutated real histories): $out"
 	return $rc
 }

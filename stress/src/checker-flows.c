@@ -36,6 +36,9 @@
  *       enough that nothing else dies)
  *   edge-not-blocked  (b) the edge of a waiting 'wait' job to a dependency
  *       that ended dead or cancelled is 'blocked' in jobq.deps
+ *   edge-state  (b) jobq.deps has each recorded edge; a job that ran has
+ *       every edge satisfied; a waiting job has an edge not satisfied, and
+ *       its edge to a dependency still live is pending
  *   flow-job-lost  (c) an acknowledged job of a flow has no row at the end
  * With Y lines (the retry phase, from the first Y line's time on, the
  * workers no longer fail die=1 jobs): a run that started before the retry
@@ -91,7 +94,7 @@ static size_t ndbedges, capdbedges;
 
 static long long retry_phase;	/* the first Y line's server clock, 0: none */
 static long n_retried;
-static long n_before_dep, n_not_ended, n_wrong_state, n_not_blocked, n_flow_lost;
+static long n_before_dep, n_not_ended, n_wrong_state, n_not_blocked, n_edge_state, n_flow_lost;
 
 static Member *
 member(int u)
@@ -300,6 +303,46 @@ earliest_starts(long long *started, long long *last_start, long long *claimed, l
 			claimed[rows[i].u] = rows[i].claimed;
 }
 
+/*
+ * (b) the job's edges as jobq.deps has them: each edge recorded is there; a
+ * job that ran has every edge satisfied; a waiting job has an edge not
+ * satisfied, and its edge to a dependency still live is pending
+ */
+static void
+check_edges(const Row *r, int u, size_t e0, size_t e1, int ran)
+{
+	char		det[512];
+	int			open = 0;
+	size_t		k;
+
+	for (k = e0; k < e1; k++)
+	{
+		const Row  *p = row_of(edges[k].parent);
+		const char *st,
+				   *why = NULL;
+
+		if (p == NULL)
+			continue;			/* started-before-dependency or wrong state says it */
+		st = db_edge_state(r->id, p->id);
+		if (st == NULL)
+			why = "missing";
+		else if (ran && strcmp(st, "satisfied") != 0)
+			why = "not satisfied, though the job ran";
+		else if (is_state(r, "waiting") && !final(p) && strcmp(st, "pending") != 0)
+			why = "not pending, though its dependency is live";
+		if (st != NULL && strcmp(st, "satisfied") != 0)
+			open = 1;
+		if (why != NULL)
+		{
+			snprintf(det, sizeof(det), "(%s) edge to %s (id %lld, %s) is %s: %s", r->state,
+					 uids[edges[k].parent].uid, p->id, p->state, st ? st : "-", why);
+			violation(&n_edge_state, "edge-state", uids[u].uid, det);
+		}
+	}
+	if (is_state(r, "waiting") && e1 > e0 && !open)
+		violation(&n_edge_state, "edge-state", uids[u].uid, "(waiting) every edge is satisfied");
+}
+
 long
 flows_check(void)
 {
@@ -439,6 +482,7 @@ flows_check(void)
 			flow_open[m->flow] = 1;
 			continue;
 		}
+		check_edges(r, (int) i, e0, e1, expect_ran);
 		if (is_state(r, "completed"))
 			n_completed++;
 		else if (is_state(r, "dead"))
@@ -485,19 +529,20 @@ flows_check(void)
 		else if (flow_open[i] == 2)
 			n_flows_blocked++;
 	}
-	bad = n_before_dep + n_not_ended + n_wrong_state + n_not_blocked + n_flow_lost;
+	bad = n_before_dep + n_not_ended + n_wrong_state + n_not_blocked + n_edge_state + n_flow_lost;
 	printf("%s flows: flows=%zu jobs=%ld edges=%zu started-jobs=%ld edges-checked=%ld "
 		   "claims-without-clock=%ld claimed_at-before-dependency-end=%ld (max %lld us) "
 		   "ran-after-ignored-failure=%ld completed=%ld dead=%ld cancelled=%ld "
 		   "(jobq_cancel=%ld cascade=%ld) waiting=%ld (blocked-wait=%ld behind-a-waiting-job=%ld) "
 		   "flows-ended=%ld flows-blocked-by-wait=%ld started-before-dependency=%ld "
-		   "flow-not-ended=%ld flow-wrong-state=%ld edge-not-blocked=%ld flow-job-lost=%ld: %s\n",
+		   "flow-not-ended=%ld flow-wrong-state=%ld edge-not-blocked=%ld edge-state=%ld "
+		   "flow-job-lost=%ld: %s\n",
 		   label, nflows, n_jobs, nedges, n_started_jobs, n_checked_edges, n_unclocked,
 		   n_clock_early, max_clock_early, n_ignored_failures,
 		   n_completed, n_dead, n_cancel_deliberate + n_cancel_cascade, n_cancel_deliberate,
 		   n_cancel_cascade, n_wait_blocked + n_wait_behind, n_wait_blocked, n_wait_behind,
 		   (long) nflows - n_flows_open - n_flows_blocked, n_flows_blocked,
-		   n_before_dep, n_not_ended, n_wrong_state, n_not_blocked, n_flow_lost,
+		   n_before_dep, n_not_ended, n_wrong_state, n_not_blocked, n_edge_state, n_flow_lost,
 		   bad ? "FAIL" : "PASS");
 	if (retry_phase > 0)
 		printf("%s flows retry phase: dead jobs retried with dependents %ld, flow jobs run in it %ld, "
