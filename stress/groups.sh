@@ -48,6 +48,31 @@ g1_spawn() {
 	G1_PID=$LAST_PID
 }
 
+# g1_reconciler DIR END: jobq_groups_reconcile of both queues every 0.1-0.4 s
+# until END (epoch s), a new session each time (the server restarts
+# meanwhile); every fix it reports is drift, which must never happen
+g1_reconciler() {
+	local q
+	while [ "$(date +%s)" -lt "$2" ]; do
+		for q in g1f g1l; do
+			psql "$DSN" -XAtq -c "SELECT 'FIX', * FROM jobq_groups_reconcile('$q', 1000)" >>"$1/reconcile.out" 2>>"$1/reconcile.err" &&
+				echo ok >>"$1/reconcile.calls"
+		done
+		sleep "0.$(rand 1 4)"
+	done
+}
+
+# g1_idle QUEUE: the groups of a drained queue hold nothing (no slot leaked by
+# a killed worker or the crash): prints the groups that do, and their line rows
+g1_idle() {
+	psqlc -c "SELECT key || ': running ' || running || ' head ' || coalesce(head_id::text, '-') ||
+	              ' blocked_by ' || coalesce(blocked_by::text, '-') || ' eligible ' || eligible
+	          FROM jobq.groups WHERE queue = '$1'
+	           AND (running <> 0 OR head_id IS NOT NULL OR blocked_by IS NOT NULL OR eligible)
+	          UNION ALL
+	          SELECT 'line row ' || key || ' ' || seq || ' ' || id FROM jobq.group_jobs WHERE queue = '$1'"
+}
+
 # g1_check LABEL DIR QUEUE GROUP-CHECK-OPTIONS...: stress-check, then the group rules
 g1_check() {
 	local label=$1 dir=$2 q=$3 rc=0; shift 3
@@ -148,6 +173,8 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	) &
 	local crasher=$!; PIDS+=($crasher)
 	local kills=0 end=$(( $(date +%s) + dur ))
+	g1_reconciler "$d" "$end" &
+	local reconciler=$!; PIDS+=($reconciler)
 	while [ "$(date +%s)" -lt "$end" ]; do
 		sleep "0.$(rand 5 9)"
 		k=$(rand 0 4)
@@ -157,13 +184,23 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 		kills=$((kills + 1))
 		if [ $q = g1f ]; then g1_spawn "$f" g1f "$k"; wf[$k]=$G1_PID; else G1_RATE_LIMITED=1 g1_spawn "$l" g1l "$k"; wl[$k]=$G1_PID; fi
 	done
-	wait "${pp[@]}" "$crasher"
+	wait "${pp[@]}" "$crasher" "$reconciler"
 	KILLED=$((KILLED + kills))
 	RESTARTS=$(( ${RESTARTS:-0} + 1 ))
 	grep -q "restart failed" "$d/crashes" && { log "G1: restart failed"; return 1; }
 	wait_drained g1f 90 || rc=1
 	wait_drained g1l 90 || rc=1
 	stop_pids TERM "${wf[@]}" "${wl[@]}"
+	# drained: every group idle, and a last reconcile finds nothing either
+	local busy
+	busy=$(g1_idle g1f; g1_idle g1l)
+	[ -z "$busy" ] || { log "G1: groups not idle after the drain:"; echo "$busy" | head -20; rc=1; }
+	for q in g1f g1l; do psqlc -c "SELECT 'FIX', * FROM jobq_groups_reconcile('$q', 1000)" >>"$d/reconcile.out"; done
+	local fixes calls
+	fixes=$(grep -c '^FIX' "$d/reconcile.out" 2>/dev/null)
+	calls=$(grep -c ok "$d/reconcile.calls" 2>/dev/null)
+	[ "${fixes:-0}" = 0 ] || { log "G1: jobq_groups_reconcile fixed drift:"; head -20 "$d/reconcile.out"; rc=1; }
+	fig "G1: jobq_groups_reconcile during the run and after it: $((${calls:-0} + 2)) calls, ${fixes:-0} fixes (must be 0); groups not idle after the drain: $(echo -n "$busy" | grep -c .)"
 	fig "G1: $dur s, workers killed (SIGKILL) $kills, pg_ctl -m immediate 1; deadlocked enqueue transactions $(cat "$f"/gp.hist.* "$l"/gp.hist.* | grep -c ' fail - 40P01')"
 	g1_check G1/fifo "$f" g1f --fifo --max-running $G1_MAX_RUNNING --commit-order || rc=1
 	g1_check G1/limit "$l" g1l --group-limit 2 --max-running $G1_MAX_RUNNING \
