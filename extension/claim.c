@@ -22,7 +22,9 @@
  * and does not call paused, run_claim_one does this with the cached lease,
  * without reading jobq.queues.  Otherwise run_claim_any reads jobq.queues, scans each
  * named queue that exists and is not paused through a lateral, and keeps
- * the best max_jobs across them.
+ * the best max_jobs across them.  Either is done without its statement
+ * when it can be (direct_claim.c): from several queues, one merge of
+ * their scans that locks only the rows it takes.
  *
  * NO KEY UPDATE rather than UPDATE: application tables may hold foreign
  * keys to job ids (a KEY SHARE lock), and those must not hide the job from
@@ -192,16 +194,73 @@ run_claim_one(Datum *values, const char *nulls, text *queue, const JobqQueueSett
 static TimestampTz rate_retry_at = 0;
 
 /*
+ * run_claim_direct
+ *	  Claim from the n queues items[] without the statement, when it can be
+ *	  (direct_claim.c): each queue that exists, once, with its lease.  A
+ *	  queue that groups or limits is left out when skip_limited (its own
+ *	  claim found nothing), else it leaves the claim to the statement, as
+ *	  does a queue the cache calls paused (see run_claim), or none left.
+ *	  Returns whether it claimed, *claimed jobs, their rows in store.
+ */
+static bool
+run_claim_direct(Datum *values, const char *nulls, Datum *items, int n, bool skip_limited,
+				 Tuplestorestate *store, TupleDesc desc, int *claimed)
+{
+	JobqQueueSettings *settings = palloc(sizeof(JobqQueueSettings) * n);
+	JobqClaimQueue *queues = palloc(sizeof(JobqClaimQueue) * n);
+	int			nq = 0;
+	bool		done;
+
+	for (int i = 0; i < n; i++)
+	{
+		text	   *queue = DatumGetTextPP(items[i]);
+		bool		seen = false;
+
+		/* a name given twice is one queue, as in the statement's = ANY */
+		for (int j = 0; j < nq && !seen; j++)
+			seen = VARSIZE_ANY_EXHDR(queues[j].queue) == VARSIZE_ANY_EXHDR(queue) &&
+				memcmp(VARDATA_ANY(queues[j].queue), VARDATA_ANY(queue),
+					   VARSIZE_ANY_EXHDR(queue)) == 0;
+		/* NB: a queue that does not exist has no jobs */
+		if (seen || !jobq_queue_settings(queue, &settings[nq]))
+			continue;
+		if (settings[nq].paused)
+		{
+			nq = 0;
+			break;
+		}
+		if (skip_limited && jobq_direct_queue_limited(&settings[nq]) != NULL)
+			continue;
+		queues[nq].queue = queue;
+		queues[nq].settings = &settings[nq];
+		queues[nq].lease = nulls[3] == 'n' ? &settings[nq].lease : DatumGetIntervalP(values[3]);
+		nq++;
+	}
+	done = nq > 0 &&
+		jobq_direct_claim(queues, nq, DatumGetTimestampTz(values[1]),
+						  (int) DatumGetInt64(values[2]),
+						  nulls[4] == 'n' ? NULL : DatumGetTextPP(values[4]),
+						  (pg_uuid_t *) ARR_DATA_PTR(DatumGetArrayTypeP(values[5])),
+						  store, desc, claimed);
+	/* NB: a waiting claim calls this once per attempt */
+	pfree(queues);
+	pfree(settings);
+	return done;
+}
+
+/*
  * run_claim_grouped_any
  *	  A claim from several queues while some queue groups its jobs or
  *	  limits its claims: from the first named such queue that has work
  *	  (through its groups, group_claim.c, and its limits, claim_limits.c),
- *	  else from the others through the general statement, which leaves
- *	  those queues out.
+ *	  else from the others, directly or through the general statement,
+ *	  both of which leave those queues out.
  */
 static uint64
-run_claim_grouped_any(Datum *values, char *nulls, Datum *items, int n)
+run_claim_grouped_any(Datum *values, char *nulls, Datum *items, int n, Tuplestorestate *store,
+					  TupleDesc desc, bool *direct)
 {
+	int			direct_claimed;
 	JobqQueueSettings settings;
 	int			rc;
 
@@ -227,6 +286,12 @@ run_claim_grouped_any(Datum *values, char *nulls, Datum *items, int n)
 		if (claimed > 0)
 			return claimed;
 		SPI_freetuptable(SPI_tuptable);
+	}
+	if (run_claim_direct(values, nulls, items, n, true, store, desc, &direct_claimed))
+	{
+		*direct = true;
+		SPI_tuptable = NULL;	/* the rows are in store already */
+		return direct_claimed;
 	}
 	rc = SPI_execute_plan(jobq_plan(&jobq_claim_statements, ST_CLAIM_ANY_UNGROUPED),
 						  values, nulls, false, 0);
@@ -265,24 +330,34 @@ run_claim(Datum *values, char *nulls, Datum *items, int n, Tuplestorestate *stor
 			return jobq_claim_limited(values, nulls, DatumGetTextPP(items[0]), &settings, claim,
 									  &rate_retry_at);
 		/* the same claim without the statement, when it can be (direct_claim.c) */
-		if (claim == run_claim_one &&
-			jobq_direct_claim(DatumGetTextPP(items[0]), &settings,
-							  DatumGetTimestampTz(values[1]),
-							  (int) DatumGetInt64(values[2]),
-							  nulls[3] == 'n' ? &settings.lease : DatumGetIntervalP(values[3]),
-							  nulls[4] == 'n' ? NULL : DatumGetTextPP(values[4]),
-							  (pg_uuid_t *) ARR_DATA_PTR(DatumGetArrayTypeP(values[5])),
-							  store, desc, &claimed))
+		if (claim == run_claim_one)
 		{
-			*direct = true;
-			SPI_tuptable = NULL;	/* the rows are in store already */
-			return claimed;
+			JobqClaimQueue one = {DatumGetTextPP(items[0]), &settings,
+			nulls[3] == 'n' ? &settings.lease : DatumGetIntervalP(values[3])};
+
+			if (jobq_direct_claim(&one, 1, DatumGetTimestampTz(values[1]),
+								  (int) DatumGetInt64(values[2]),
+								  nulls[4] == 'n' ? NULL : DatumGetTextPP(values[4]),
+								  (pg_uuid_t *) ARR_DATA_PTR(DatumGetArrayTypeP(values[5])),
+								  store, desc, &claimed))
+			{
+				*direct = true;
+				SPI_tuptable = NULL;	/* the rows are in store already */
+				return claimed;
+			}
 		}
 		return claim(values, nulls, DatumGetTextPP(items[0]), &settings);
 	}
 	/* NB: also a queue the cache calls paused: its jobs are not for claim_any */
 	if (jobq_any_grouped_queue() || jobq_any_limited_queue())
-		return run_claim_grouped_any(values, nulls, items, n);
+		return run_claim_grouped_any(values, nulls, items, n, store, desc, direct);
+	/* several queues merged without the statement, when it can be */
+	if (run_claim_direct(values, nulls, items, n, false, store, desc, &claimed))
+	{
+		*direct = true;
+		SPI_tuptable = NULL;
+		return claimed;
+	}
 	return run_claim_any(values, nulls);
 }
 

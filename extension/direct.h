@@ -95,11 +95,17 @@ extern void jobq_direct_job_values(const Datum *values, const bool *nulls, Datum
 								   bool *job_nulls);
 extern const char *jobq_direct_queue_limited(const JobqQueueSettings *settings);
 
-/* direct_claim.c */
-extern bool jobq_direct_claim(text *queue, const JobqQueueSettings *settings,
-							  TimestampTz now, int max_jobs, const Interval *lease,
-							  text *worker, const pg_uuid_t *tokens, Tuplestorestate *store,
-							  TupleDesc desc, int *claimed);
+/* direct_claim.c: one queue of a claim */
+typedef struct JobqClaimQueue
+{
+	text	   *queue;
+	const JobqQueueSettings *settings;	/* its cached settings */
+	const Interval *lease;		/* of the jobs claimed from it */
+} JobqClaimQueue;
+
+extern bool jobq_direct_claim(const JobqClaimQueue *queues, int nqueues, TimestampTz now,
+							  int max_jobs, text *worker, const pg_uuid_t *tokens,
+							  Tuplestorestate *store, TupleDesc desc, int *claimed);
 extern void jobq_direct_claim_inval(Oid relid);
 
 /* direct_index.c: the indexes of a table written directly */

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * direct_claim.c
- *	  Claim ready jobs of one queue by scanning jobs_claim_idx and locking
- *	  and updating the rows directly, without the claim statement.
+ *	  Claim ready jobs of one or several queues by scanning jobs_claim_idx
+ *	  and locking and updating the rows directly, without the claim
+ *	  statement.
  *
  * The claim statement of one queue (claim.c, ST_CLAIM_ONE) is an UPDATE
  * joined to the ids of a SELECT ... FOR NO KEY UPDATE SKIP LOCKED LIMIT
@@ -29,6 +30,11 @@
  *	   unchanged" hint);
  *	4. the claim's result row, the counters, and the note for the direct
  *	   complete (direct_map.c).
+ *
+ * A claim that names several queues scans each of them so, and merges the
+ * scans by claim order: it locks only the rows it takes, where the
+ * statement of several queues (claim.c, ST_CLAIM_ANY) locks up to
+ * max_jobs in each queue to keep max_jobs in all.
  *
  * It returns false, having done nothing, whenever it cannot be the same as
  * the statement, and the caller runs the statement: another isolation
@@ -69,6 +75,7 @@
 #include "commands/defrem.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
+#include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "tcop/utility.h"
@@ -301,17 +308,197 @@ still_claimable(const Datum *job, const bool *nulls, text *queue, TimestampTz no
 }
 
 /*
+ * One named queue of a claim: its scan of jobs_claim_idx, the lease of the
+ * jobs claimed from it, and the row at the head of the scan (visible in
+ * the snapshot and claimable), not yet locked.
+ */
+typedef struct ClaimSource
+{
+	text	   *queue;
+	TimestampTz until;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	Datum		job[DCOL_NCOLUMNS];
+	bool		job_nulls[DCOL_NCOLUMNS];
+} ClaimSource;
+
+/*
+ * source_advance
+ *	  Move src's head to the next row of its scan that the statement's WHERE
+ *	  clause takes; false when the scan is done.
+ */
+static bool
+source_advance(ClaimSource *src, TimestampTz now)
+{
+	while (index_getnext_slot(src->scan, ForwardScanDirection, src->slot))
+	{
+		slot_getallattrs(src->slot);
+		jobq_direct_job_values(src->slot->tts_values, src->slot->tts_isnull, src->job,
+							   src->job_nulls);
+		if (still_claimable(src->job, src->job_nulls, src->queue, now))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * source_cmp
+ *	  binaryheap's comparator of two sources by their heads in claim order
+ *	  (priority, run_at, id), reversed: binaryheap keeps the greatest first,
+ *	  the claim takes the least.
+ */
+static int
+source_cmp(Datum a, Datum b, void *arg)
+{
+	const ClaimSource *sa = (const ClaimSource *) DatumGetPointer(a);
+	const ClaimSource *sb = (const ClaimSource *) DatumGetPointer(b);
+	int16		pa = DatumGetInt16(sa->job[DCOL_PRIORITY]);
+	int16		pb = DatumGetInt16(sb->job[DCOL_PRIORITY]);
+	TimestampTz ra = DatumGetTimestampTz(sa->job[DCOL_RUN_AT]);
+	TimestampTz rb = DatumGetTimestampTz(sb->job[DCOL_RUN_AT]);
+	int64		ia = DatumGetInt64(sa->job[DCOL_ID]);
+	int64		ib = DatumGetInt64(sb->job[DCOL_ID]);
+
+	if (pa != pb)
+		return pa < pb ? 1 : -1;
+	if (ra != rb)
+		return ra < rb ? 1 : -1;
+	return (ia < ib) - (ia > ib);
+}
+
+/*
+ * What every row of one claim needs: the table, the statement's snapshot
+ * and command, the scratch space of an update, and where the rows go.
+ */
+typedef struct ClaimCall
+{
+	Relation	rel;
+	Relation   *irels;
+	const AttrNumber *attnum;
+	Snapshot	snapshot;
+	CommandId	cid;
+	TimestampTz now;
+	text	   *worker;
+	const pg_uuid_t *tokens;
+	TupleTableSlot *locked;
+	Datum	   *values;
+	bool	   *nulls;
+	Datum	   *repl;
+	bool	   *repl_nulls;
+	bool	   *replace;
+	Tuplestorestate *store;
+	TupleDesc	desc;
+	int			n;				/* jobs claimed so far */
+} ClaimCall;
+
+/*
+ * claim_head
+ *	  Lock and claim the row at src's head, as the n-th job of the claim;
+ *	  false when another transaction holds it or it no longer qualifies.
+ */
+static bool
+claim_head(ClaimCall *call, ClaimSource *src)
+{
+	const AttrNumber *attnum = call->attnum;
+	TupleDesc	reldesc = RelationGetDescr(call->rel);
+	Datum		job[DCOL_NCOLUMNS];
+	bool		job_nulls[DCOL_NCOLUMNS];
+	Datum	   *repl = call->repl;
+	TM_FailureData tmfd;
+	TM_Result	tm;
+	HeapTuple	old;
+	HeapTuple	newtup;
+	bool		should_free;
+	LockTupleMode lockmode;
+	Datum		out[RESULT_COLS];
+	bool		out_nulls[RESULT_COLS];
+
+	/* LockRows: NO KEY UPDATE SKIP LOCKED, the newest version */
+	tm = table_tuple_lock(call->rel, &src->slot->tts_tid, call->snapshot, call->locked,
+						  call->cid, LockTupleNoKeyExclusive, LockWaitSkip,
+						  TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
+	if (tm == TM_WouldBlock || tm == TM_Deleted || tm == TM_SelfModified)
+		return false;			/* held by another, gone, or ours already */
+	if (tm != TM_Ok)
+		elog(ERROR, "jobq: unexpected result %d locking a job to claim", (int) tm);
+	old = ExecFetchSlotHeapTuple(call->locked, false, &should_free);
+	heap_deform_tuple(old, reldesc, call->values, call->nulls);
+	jobq_direct_job_values(call->values, call->nulls, job, job_nulls);
+	/*
+	 * EvalPlanQual: the row changed after the snapshot, and the lock is on
+	 * its newest version, which must still qualify (if not, it stays locked
+	 * and is not taken, as in the statement).  specs/
+	 * iso_direct_claim_recheck.spec checks this line's message.
+	 */
+	if (tmfd.traversed)
+	{
+		bool		qualifies = still_claimable(job, job_nulls, src->queue, call->now);
+
+		elog(DEBUG2, "jobq: job " INT64_FORMAT " changed after the claim's snapshot: %s",
+			 DatumGetInt64(job[DCOL_ID]),
+			 qualifies ? "still claimable, taken" : "no longer claimable, skipped");
+		if (!qualifies)
+			return false;
+	}
+
+	/* the UPDATE of the locked version */
+	repl[attnum[DCOL_STATE] - 1] = ObjectIdGetDatum(state_running);
+	repl[attnum[DCOL_ATTEMPT] - 1] = Int32GetDatum(DatumGetInt32(job[DCOL_ATTEMPT]) + 1);
+	repl[attnum[DCOL_TOKEN] - 1] = UUIDPGetDatum((pg_uuid_t *) &call->tokens[call->n]);
+	repl[attnum[DCOL_LOCKED_UNTIL] - 1] = TimestampTzGetDatum(src->until);
+	repl[attnum[DCOL_CLAIMED_AT] - 1] = TimestampTzGetDatum(call->now);
+	repl[attnum[DCOL_WORKER] - 1] = PointerGetDatum(call->worker);
+	call->repl_nulls[attnum[DCOL_WORKER] - 1] = call->worker == NULL;
+	newtup = heap_modify_tuple(old, reldesc, repl, call->repl_nulls, call->replace);
+	tm = heap_update(call->rel, &call->locked->tts_tid, newtup, call->cid, InvalidSnapshot, true,
+					 &tmfd, &lockmode);
+	if (tm != TM_Ok)
+		elog(ERROR, "jobq: unexpected result %d updating a locked job", (int) tm);
+	if (!HeapTupleIsHeapOnly(newtup))
+		jobq_direct_indexes_insert(&indexes, call->irels, call->rel, newtup, true);
+
+	/* the claim's row: id, queue, payload, attempt, max_attempts, token, lease, enqueued_at */
+	out[0] = job[DCOL_ID];
+	out[1] = job[DCOL_QUEUE];
+	out[2] = job[DCOL_PAYLOAD];
+	out[3] = repl[attnum[DCOL_ATTEMPT] - 1];
+	out[4] = job[DCOL_MAX_ATTEMPTS];
+	out[5] = UUIDPGetDatum((pg_uuid_t *) &call->tokens[call->n]);
+	out[6] = TimestampTzGetDatum(src->until);
+	out[7] = job[DCOL_ENQUEUED_AT];
+	memset(out_nulls, false, sizeof(out_nulls));
+	tuplestore_putvalues(call->store, call->desc, out, out_nulls);
+	jobq_count_claim(job[DCOL_QUEUE], out[3], job[DCOL_ENQUEUED_AT], job[DCOL_RUN_AT],
+					 TimestampTzGetDatum(call->now));
+	jobq_direct_note_claim(DatumGetInt64(job[DCOL_ID]), &call->tokens[call->n],
+						   &newtup->t_self);
+	heap_freetuple(newtup);
+	if (should_free)
+		heap_freetuple(old);
+	call->n++;
+	return true;
+}
+
+/*
  * jobq_direct_claim
- *	  Claim up to max_jobs ready jobs of queue (settings: its cached
- *	  settings), due by now, with a lease of lease, for worker (NULL:
+ *	  Claim up to max_jobs ready jobs of the nqueues queues (each with the
+ *	  lease of the jobs claimed from it; distinct, existing, not paused;
+ *	  settings: their cached settings), due by now, for worker (NULL:
  *	  none), the n-th job claimed getting tokens[n - 1]; put their result
  *	  rows into store (desc: the claim's 8 columns) in claim order and set
  *	  *claimed.  Returns false, having done nothing, when the statement
  *	  must claim (see the header).
+ *
+ *	  Several queues: one scan per queue, merged by their heads in claim
+ *	  order (a binary heap); a scan moves on only when its head was taken
+ *	  or skipped.  Each queue's scan is descended once, and only the rows
+ *	  the claim takes are locked: the statement's lateral per queue locks
+ *	  up to max_jobs rows in each, and its outer LIMIT drops the rest
+ *	  (claim.c).  What it returns is the same: the best max_jobs rows
+ *	  across the queues that no other transaction holds.
  */
 bool
-jobq_direct_claim(text *queue, const JobqQueueSettings *settings,
-				  TimestampTz now, int max_jobs, const Interval *lease,
+jobq_direct_claim(const JobqClaimQueue *queues, int nqueues, TimestampTz now, int max_jobs,
 				  text *worker, const pg_uuid_t *tokens, Tuplestorestate *store,
 				  TupleDesc desc, int *claimed)
 {
@@ -321,29 +508,22 @@ jobq_direct_claim(text *queue, const JobqQueueSettings *settings,
 	Relation	irels[JOBQ_DIRECT_MAX_INDEXES];
 	const AttrNumber *attnum;
 	TupleDesc	reldesc;
-	IndexScanDesc scan;
-	ScanKeyData keys[2];
-	TupleTableSlot *slot;
-	TupleTableSlot *locked;
-	Snapshot	snapshot;
-	CommandId	cid;
-	TimestampTz until = jobq_add_interval(now, lease);
-	Datum	   *values;
-	bool	   *nulls;
-	Datum	   *repl;
-	bool	   *repl_nulls;
-	bool	   *replace;
-	int			n = 0;
+	ClaimSource *srcs;
+	ClaimSource *src;
+	binaryheap *heap = NULL;
+	ClaimCall	call;
 	const char *why;
 
 	*claimed = 0;
 	if (!jobq_direct_writes)
 		return false;
-	why = IsolationUsesXactSnapshot() ? "REPEATABLE READ or SERIALIZABLE" :
-		jobq_direct_queue_limited(settings);
+	why = IsolationUsesXactSnapshot() ? "REPEATABLE READ or SERIALIZABLE" : NULL;
+	for (int i = 0; why == NULL && i < nqueues; i++)
+		why = jobq_direct_queue_limited(queues[i].settings);
 	if (why != NULL)
 	{
-		elog(DEBUG2, "jobq: claim of queue \"%s\" through SQL: %s", text_to_cstring(queue), why);
+		elog(DEBUG2, "jobq: claim of queue \"%s\" through SQL: %s",
+			 text_to_cstring(queues[0].queue), why);
 		return false;
 	}
 	/* as the executor: an UPDATE is refused here, before anything */
@@ -364,128 +544,108 @@ jobq_direct_claim(text *queue, const JobqQueueSettings *settings,
 		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 	{
 		elog(DEBUG2, "jobq: claim of queue \"%s\" through SQL: jobq.jobs, its indexes or the privileges are not as the direct claim expects",
-			 text_to_cstring(queue));
+			 text_to_cstring(queues[0].queue));
 		table_close(rel, NoLock);
 		return false;
 	}
 	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
 	reldesc = RelationGetDescr(rel);
 
-	/* as the executor: every index's lock, then the scan */
+	/* as the executor: every index's lock, then the scans */
 	jobq_direct_indexes_open(&indexes, irels);
 	irel = index_open(claim_index, RowExclusiveLock);
 	PushActiveSnapshot(GetTransactionSnapshot());
 	CommandCounterIncrement();
 	UpdateActiveSnapshotCommandId();
-	snapshot = GetActiveSnapshot();
-	cid = GetCurrentCommandId(true);
 
-	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
-						   queue_collation, queue_eq_proc, PointerGetDatum(queue));
-	ScanKeyEntryInitialize(&keys[1], 0, 3, BTLessEqualStrategyNumber, InvalidOid,
-						   irel->rd_indcollation[2], run_at_le_proc,
-						   TimestampTzGetDatum(now));
-	slot = table_slot_create(rel, NULL);
-	locked = table_slot_create(rel, NULL);
-	values = palloc(sizeof(Datum) * reldesc->natts);
-	nulls = palloc(sizeof(bool) * reldesc->natts);
-	repl = palloc0(sizeof(Datum) * reldesc->natts);
-	repl_nulls = palloc0(sizeof(bool) * reldesc->natts);
-	replace = palloc0(sizeof(bool) * reldesc->natts);
+	call.rel = rel;
+	call.irels = irels;
+	call.attnum = attnum;
+	call.snapshot = GetActiveSnapshot();
+	call.cid = GetCurrentCommandId(true);
+	call.now = now;
+	call.worker = worker;
+	call.tokens = tokens;
+	call.locked = table_slot_create(rel, NULL);
+	call.values = palloc(sizeof(Datum) * reldesc->natts);
+	call.nulls = palloc(sizeof(bool) * reldesc->natts);
+	call.repl = palloc0(sizeof(Datum) * reldesc->natts);
+	call.repl_nulls = palloc0(sizeof(bool) * reldesc->natts);
+	call.replace = palloc0(sizeof(bool) * reldesc->natts);
+	call.store = store;
+	call.desc = desc;
+	call.n = 0;
 	for (int i = 0; i < lengthof(claim_changes); i++)
-		replace[attnum[claim_changes[i]] - 1] = true;
+		call.replace[attnum[claim_changes[i]] - 1] = true;
 
-	scan = index_beginscan(rel, irel, snapshot, 2, 0);
-	index_rescan(scan, keys, 2, NULL, 0);
-	while (n < max_jobs && index_getnext_slot(scan, ForwardScanDirection, slot))
+	/* each queue's scan, at its first claimable row */
+	srcs = palloc(sizeof(ClaimSource) * nqueues);
+	if (nqueues > 1)
+		heap = binaryheap_allocate(nqueues, source_cmp, NULL);
+	for (int i = 0; i < nqueues; i++)
 	{
-		Datum		job[DCOL_NCOLUMNS];
-		bool		job_nulls[DCOL_NCOLUMNS];
-		TM_FailureData tmfd;
-		TM_Result	tm;
-		HeapTuple	old;
-		HeapTuple	newtup;
-		bool		should_free;
-		LockTupleMode lockmode;
-		Datum		out[RESULT_COLS];
-		bool		out_nulls[RESULT_COLS];
+		ScanKeyData keys[2];
 
-		slot_getallattrs(slot);
-		jobq_direct_job_values(slot->tts_values, slot->tts_isnull, job, job_nulls);
-		if (!still_claimable(job, job_nulls, queue, now))
-			continue;
-
-		/* LockRows: NO KEY UPDATE SKIP LOCKED, the newest version */
-		tm = table_tuple_lock(rel, &slot->tts_tid, snapshot, locked, cid,
-							  LockTupleNoKeyExclusive, LockWaitSkip,
-							  TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
-		if (tm == TM_WouldBlock || tm == TM_Deleted || tm == TM_SelfModified)
-			continue;			/* held by another, gone, or ours already */
-		if (tm != TM_Ok)
-			elog(ERROR, "jobq: unexpected result %d locking a job to claim", (int) tm);
-		old = ExecFetchSlotHeapTuple(locked, false, &should_free);
-		heap_deform_tuple(old, reldesc, values, nulls);
-		jobq_direct_job_values(values, nulls, job, job_nulls);
-		/*
-		 * EvalPlanQual: the row changed after the snapshot, and the lock is
-		 * on its newest version, which must still qualify (if not, it stays
-		 * locked and is not taken, as in the statement).  specs/
-		 * iso_direct_claim_recheck.spec checks this line's message.
-		 */
-		if (tmfd.traversed)
-		{
-			bool		qualifies = still_claimable(job, job_nulls, queue, now);
-
-			elog(DEBUG2, "jobq: job " INT64_FORMAT " changed after the claim's snapshot: %s",
-				 DatumGetInt64(job[DCOL_ID]),
-				 qualifies ? "still claimable, taken" : "no longer claimable, skipped");
-			if (!qualifies)
-				continue;
-		}
-
-		/* the UPDATE of the locked version */
-		repl[attnum[DCOL_STATE] - 1] = ObjectIdGetDatum(state_running);
-		repl[attnum[DCOL_ATTEMPT] - 1] = Int32GetDatum(DatumGetInt32(job[DCOL_ATTEMPT]) + 1);
-		repl[attnum[DCOL_TOKEN] - 1] = UUIDPGetDatum((pg_uuid_t *) &tokens[n]);
-		repl[attnum[DCOL_LOCKED_UNTIL] - 1] = TimestampTzGetDatum(until);
-		repl[attnum[DCOL_CLAIMED_AT] - 1] = TimestampTzGetDatum(now);
-		repl[attnum[DCOL_WORKER] - 1] = PointerGetDatum(worker);
-		repl_nulls[attnum[DCOL_WORKER] - 1] = worker == NULL;
-		newtup = heap_modify_tuple(old, reldesc, repl, repl_nulls, replace);
-		tm = heap_update(rel, &locked->tts_tid, newtup, cid, InvalidSnapshot, true,
-						 &tmfd, &lockmode);
-		if (tm != TM_Ok)
-			elog(ERROR, "jobq: unexpected result %d updating a locked job", (int) tm);
-		if (!HeapTupleIsHeapOnly(newtup))
-			jobq_direct_indexes_insert(&indexes, irels, rel, newtup, true);
-
-		/* the claim's row: id, queue, payload, attempt, max_attempts, token, lease, enqueued_at */
-		out[0] = job[DCOL_ID];
-		out[1] = job[DCOL_QUEUE];
-		out[2] = job[DCOL_PAYLOAD];
-		out[3] = repl[attnum[DCOL_ATTEMPT] - 1];
-		out[4] = job[DCOL_MAX_ATTEMPTS];
-		out[5] = UUIDPGetDatum((pg_uuid_t *) &tokens[n]);
-		out[6] = TimestampTzGetDatum(until);
-		out[7] = job[DCOL_ENQUEUED_AT];
-		memset(out_nulls, false, sizeof(out_nulls));
-		tuplestore_putvalues(store, desc, out, out_nulls);
-		jobq_count_claim(job[DCOL_QUEUE], out[3], job[DCOL_ENQUEUED_AT], job[DCOL_RUN_AT],
-						 TimestampTzGetDatum(now));
-		jobq_direct_note_claim(DatumGetInt64(job[DCOL_ID]), &tokens[n], &newtup->t_self);
-		heap_freetuple(newtup);
-		if (should_free)
-			heap_freetuple(old);
-		n++;
+		src = &srcs[i];
+		src->queue = queues[i].queue;
+		src->until = jobq_add_interval(now, queues[i].lease);
+		ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
+							   queue_collation, queue_eq_proc, PointerGetDatum(src->queue));
+		ScanKeyEntryInitialize(&keys[1], 0, 3, BTLessEqualStrategyNumber, InvalidOid,
+							   irel->rd_indcollation[2], run_at_le_proc,
+							   TimestampTzGetDatum(now));
+		src->slot = table_slot_create(rel, NULL);
+		src->scan = index_beginscan(rel, irel, call.snapshot, 2, 0);
+		index_rescan(src->scan, keys, 2, NULL, 0);
+		if (heap != NULL && source_advance(src, now))
+			binaryheap_add_unordered(heap, PointerGetDatum(src));
 	}
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	ExecDropSingleTupleTableSlot(locked);
+
+	if (heap == NULL)
+	{
+		/* one queue: its rows in scan order */
+		src = &srcs[0];
+		while (call.n < max_jobs && source_advance(src, now))
+			claim_head(&call, src);
+	}
+	else
+	{
+		/* several: always the least head */
+		binaryheap_build(heap);
+		while (call.n < max_jobs && !binaryheap_empty(heap))
+		{
+			src = (ClaimSource *) DatumGetPointer(binaryheap_first(heap));
+			claim_head(&call, src);
+			/* NB: no read past the last job taken */
+			if (call.n == max_jobs)
+				break;
+			if (source_advance(src, now))
+				binaryheap_replace_first(heap, PointerGetDatum(src));
+			else
+				binaryheap_remove_first(heap);
+		}
+	}
+
+	for (int i = 0; i < nqueues; i++)
+	{
+		index_endscan(srcs[i].scan);
+		ExecDropSingleTupleTableSlot(srcs[i].slot);
+	}
+	ExecDropSingleTupleTableSlot(call.locked);
+	/* NB: a waiting claim calls this once per attempt */
+	pfree(srcs);
+	if (heap != NULL)
+		binaryheap_free(heap);
+	pfree(call.values);
+	pfree(call.nulls);
+	pfree(call.repl);
+	pfree(call.repl_nulls);
+	pfree(call.replace);
 	PopActiveSnapshot();
 	index_close(irel, NoLock);
 	jobq_direct_indexes_close(&indexes, irels);
 	table_close(rel, NoLock);
-	*claimed = n;
-	elog(DEBUG2, "jobq: %d jobs of queue \"%s\" claimed directly", n, text_to_cstring(queue));
+	*claimed = call.n;
+	elog(DEBUG2, "jobq: %d jobs of %d queues claimed directly", call.n, nqueues);
 	return true;
 }
