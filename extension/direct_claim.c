@@ -13,9 +13,10 @@
  * start-up of four plan nodes and a ModifyTable (bench/findings.md, fifth
  * round).  jobq_direct_claim does what the plan does, in the plan's order:
  *
- *	1. an index scan of jobs_claim_idx with queue = $1 and run_at <= now
- *	   (the index is in claim order: priority, run_at, id), under the
- *	   snapshot SPI would give the statement;
+ *	1. an index scan of jobs_claim_idx with queue = $1 (the index is in
+ *	   claim order: priority, run_at, id), under the snapshot SPI would
+ *	   give the statement, and run_at <= now checked on each index entry
+ *	   before its row is fetched (source_advance says why not by btree);
  *	2. per visible row, the lock of LockRows: table_tuple_lock in NO KEY
  *	   EXCLUSIVE mode with SKIP LOCKED and, as READ COMMITTED does, the
  *	   newest version of a row updated since the snapshot, whose state,
@@ -95,6 +96,7 @@ static const JobqDirectColumn claim_index_columns[] = {
 	DCOL_QUEUE, DCOL_PRIORITY, DCOL_RUN_AT, DCOL_ID
 };
 #define CLAIM_INDEX_NKEYS	lengthof(claim_index_columns)
+#define CLAIM_INDEX_RUN_AT	3	/* the attribute number of run_at in it */
 
 /* The columns a claim changes */
 static const JobqDirectColumn claim_changes[] = {
@@ -326,19 +328,42 @@ typedef struct ClaimSource
  * source_advance
  *	  Move src's head to the next row of its scan that the statement's WHERE
  *	  clause takes; false when the scan is done.
+ *
+ *	  The scan has one key, the queue; run_at <= now is checked here, on
+ *	  each entry the claim reaches (the entry's run_at is its row's: the
+ *	  column is a key of the index), before its row is fetched.  As a key
+ *	  of the scan it would be checked by btree on every entry of the queue
+ *	  on each leaf page read, up to a few hundred, to take one: for
+ *	  run_at, the third column, after a text one, a slow index_getattr and
+ *	  a call of timestamptz_le each.
  */
 static bool
 source_advance(ClaimSource *src, TimestampTz now)
 {
-	while (index_getnext_slot(src->scan, ForwardScanDirection, src->slot))
+	IndexScanDesc scan = src->scan;
+
+	for (;;)
 	{
+		/* index_getnext_slot, with the check of run_at in between */
+		if (!scan->xs_heap_continue)
+		{
+			bool		isnull;
+
+			if (index_getnext_tid(scan, ForwardScanDirection) == NULL)
+				return false;
+			Assert(scan->xs_itup != NULL);
+			if (DatumGetTimestampTz(index_getattr(scan->xs_itup, CLAIM_INDEX_RUN_AT,
+												  scan->xs_itupdesc, &isnull)) > now)
+				continue;		/* a delayed job */
+		}
+		if (!index_fetch_heap(scan, src->slot))
+			continue;
 		slot_getallattrs(src->slot);
 		jobq_direct_job_values(src->slot->tts_values, src->slot->tts_isnull, src->job,
 							   src->job_nulls);
 		if (still_claimable(src->job, src->job_nulls, src->queue, now))
 			return true;
 	}
-	return false;
 }
 
 /*
@@ -584,19 +609,18 @@ jobq_direct_claim(const JobqClaimQueue *queues, int nqueues, TimestampTz now, in
 		heap = binaryheap_allocate(nqueues, source_cmp, NULL);
 	for (int i = 0; i < nqueues; i++)
 	{
-		ScanKeyData keys[2];
+		ScanKeyData key;
 
 		src = &srcs[i];
 		src->queue = queues[i].queue;
 		src->until = jobq_add_interval(now, queues[i].lease);
-		ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
+		ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
 							   queue_collation, queue_eq_proc, PointerGetDatum(src->queue));
-		ScanKeyEntryInitialize(&keys[1], 0, 3, BTLessEqualStrategyNumber, InvalidOid,
-							   irel->rd_indcollation[2], run_at_le_proc,
-							   TimestampTzGetDatum(now));
 		src->slot = table_slot_create(rel, NULL);
-		src->scan = index_beginscan(rel, irel, call.snapshot, 2, 0);
-		index_rescan(src->scan, keys, 2, NULL, 0);
+		src->scan = index_beginscan(rel, irel, call.snapshot, 1, 0);
+		/* the entries too, for their run_at (source_advance) */
+		src->scan->xs_want_itup = true;
+		index_rescan(src->scan, &key, 1, NULL, 0);
 		if (heap != NULL && source_advance(src, now))
 			binaryheap_add_unordered(heap, PointerGetDatum(src));
 	}
@@ -646,6 +670,10 @@ jobq_direct_claim(const JobqClaimQueue *queues, int nqueues, TimestampTz now, in
 	jobq_direct_indexes_close(&indexes, irels);
 	table_close(rel, NoLock);
 	*claimed = call.n;
-	elog(DEBUG2, "jobq: %d jobs of %d queues claimed directly", call.n, nqueues);
+	if (nqueues == 1)
+		elog(DEBUG2, "jobq: %d jobs of queue \"%s\" claimed directly", call.n,
+			 text_to_cstring(queues[0].queue));
+	else
+		elog(DEBUG2, "jobq: %d jobs of %d queues claimed directly", call.n, nqueues);
 	return true;
 }
