@@ -310,6 +310,30 @@ still_claimable(const Datum *job, const bool *nulls, text *queue, TimestampTz no
 }
 
 /*
+ * queue_equal
+ *	  The scan key's test of an index entry's queue against the claim's:
+ *	  texteq under the deterministic collation that read_claim_index
+ *	  requires, where equal is byte-equal (as still_claimable says).  btree
+ *	  calls it on every entry of the queue on each leaf page it reads, up to
+ *	  a few hundred; texteq itself looks up the collation and each value's
+ *	  size first (bench/findings.md, "claim across 10 queues").  Queue names
+ *	  are short, so their entries are never compressed; texteq takes any
+ *	  other form.
+ */
+static Datum
+queue_equal(PG_FUNCTION_ARGS)
+{
+	struct varlena *a = (struct varlena *) PG_GETARG_POINTER(0);
+	struct varlena *b = (struct varlena *) PG_GETARG_POINTER(1);
+
+	if ((VARATT_IS_EXTENDED(a) && !VARATT_IS_SHORT(a)) ||
+		(VARATT_IS_EXTENDED(b) && !VARATT_IS_SHORT(b)))
+		return texteq(fcinfo);
+	PG_RETURN_BOOL(VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+				   memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0);
+}
+
+/*
  * One named queue of a claim: its scan of jobs_claim_idx, the lease of the
  * jobs claimed from it, and the row at the head of the scan (visible in
  * the snapshot and claimable), not yet locked.
@@ -536,6 +560,7 @@ jobq_direct_claim(const JobqClaimQueue *queues, int nqueues, TimestampTz now, in
 	ClaimSource *srcs;
 	ClaimSource *src;
 	binaryheap *heap = NULL;
+	FmgrInfo	queue_eq;
 	ClaimCall	call;
 	const char *why;
 
@@ -604,6 +629,8 @@ jobq_direct_claim(const JobqClaimQueue *queues, int nqueues, TimestampTz now, in
 		call.replace[attnum[claim_changes[i]] - 1] = true;
 
 	/* each queue's scan, at its first claimable row */
+	fmgr_info(queue_eq_proc, &queue_eq);
+	queue_eq.fn_addr = queue_equal;
 	srcs = palloc(sizeof(ClaimSource) * nqueues);
 	if (nqueues > 1)
 		heap = binaryheap_allocate(nqueues, source_cmp, NULL);
@@ -614,8 +641,9 @@ jobq_direct_claim(const JobqClaimQueue *queues, int nqueues, TimestampTz now, in
 		src = &srcs[i];
 		src->queue = queues[i].queue;
 		src->until = jobq_add_interval(now, queues[i].lease);
-		ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
-							   queue_collation, queue_eq_proc, PointerGetDatum(src->queue));
+		ScanKeyEntryInitializeWithInfo(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
+									   queue_collation, &queue_eq,
+									   PointerGetDatum(src->queue));
 		src->slot = table_slot_create(rel, NULL);
 		src->scan = index_beginscan(rel, irel, call.snapshot, 1, 0);
 		/* the entries too, for their run_at (source_advance) */
