@@ -29,6 +29,16 @@ RETURNS TABLE (n text, lease interval) LANGUAGE sql AS $$
 $$;
 CREATE TEMP TABLE regress_mq (path text, pos bigint, id bigint, n text, until timestamptz,
                               lease interval);
+-- a claim of 10 across the three queues, recorded as which
+CREATE FUNCTION regress_mq_claim(which text) RETURNS bigint LANGUAGE sql AS $$
+    WITH c AS (INSERT INTO regress_mq (path, pos, id, n, until)
+               SELECT which, c.pos, c.id, c.payload->>'n', c.locked_until
+               FROM jobq_claim(ARRAY['mq-c', 'mq-a', 'mq-b'], 'w', 10)
+                    WITH ORDINALITY AS c(id, queue, payload, attempt, max_attempts, token,
+                                         locked_until, enqueued_at, pos)
+               RETURNING 1)
+    SELECT count(*) FROM c
+$$;
 -- the lease of each job a claim took (claimed_at as the table has it)
 CREATE FUNCTION regress_mq_leases(which text) RETURNS bigint LANGUAGE sql AS $$
     WITH u AS (UPDATE regress_mq r SET lease = r.until - j.claimed_at FROM jobq.jobs j
@@ -42,26 +52,18 @@ INSERT INTO regress_mq (path, pos, n, lease)
 SELECT 'expected', ordinality, n, lease
 FROM regress_mq_expected(ARRAY['mq-a', 'mq-b', 'mq-c'], 10) WITH ORDINALITY;
 SET client_min_messages = debug2;
-INSERT INTO regress_mq (path, pos, id, n, until)
-SELECT 'direct', c.pos, c.id, c.payload->>'n', c.locked_until
-FROM jobq_claim(ARRAY['mq-c', 'mq-a', 'mq-b'], 'w', 10)
-     WITH ORDINALITY AS c(id, queue, payload, attempt, max_attempts, token, locked_until,
-                          enqueued_at, pos);
+SELECT regress_mq_claim('direct') AS claimed;
 SET client_min_messages = warning;
-SELECT regress_mq_leases('direct') AS claimed;
+SELECT regress_mq_leases('direct') AS leases;
 SELECT bt_index_check('jobq.jobs_claim_idx', true), bt_index_check('jobq.jobs_lease_idx', true);
 UPDATE jobq.jobs SET state = 'ready', attempt = 0, token = NULL, locked_until = NULL,
                      claimed_at = NULL, worker = NULL
 WHERE queue LIKE 'mq-%' AND state = 'running';
 SET jobq.direct_writes = off;
 SET client_min_messages = debug2;
-INSERT INTO regress_mq (path, pos, id, n, until)
-SELECT 'statement', c.pos, c.id, c.payload->>'n', c.locked_until
-FROM jobq_claim(ARRAY['mq-c', 'mq-a', 'mq-b'], 'w', 10)
-     WITH ORDINALITY AS c(id, queue, payload, attempt, max_attempts, token, locked_until,
-                          enqueued_at, pos);
+SELECT regress_mq_claim('statement') AS claimed;
 SET client_min_messages = warning;
-SELECT regress_mq_leases('statement') AS claimed;
+SELECT regress_mq_leases('statement') AS leases;
 RESET jobq.direct_writes;
 SELECT e.pos, e.n, e.lease, d.n = e.n AND d.lease = e.lease AS direct_same,
        s.n = e.n AND s.lease = e.lease AS statement_same
@@ -114,3 +116,4 @@ SELECT jobq_drop_queue('mq-' || q, force => true) IS NOT NULL AS dropped
 FROM unnest(ARRAY['a', 'b', 'c', 'fifo']) q;
 DROP FUNCTION regress_mq_expected(text[], integer);
 DROP FUNCTION regress_mq_leases(text);
+DROP FUNCTION regress_mq_claim(text);
