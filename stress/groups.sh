@@ -3,10 +3,12 @@
 # check, fig, ...).  README.md "G1" says what it does and proves.
 
 G1_LEASE=3
-# the limited queue: group_limit 2, round robin between groups, max_running
-# 4, 50 claims a second (burst 5), 10 a second per group (burst 2); the FIFO
-# queue (oldest group first): max_running 4
-G1_RATE=50/1/5
+# the FIFO queue g1f (oldest group first) with the queue-wide limits, whose
+# claims take the queue's lock one after the other: max_running 4, 120
+# claims a second (burst 5); the limited queue g1l (group_limit 2, round
+# robin between groups) with a group rate only, 10 a second per group
+# (burst 2): its claims run at once, each group kept by its row's lock
+G1_RATE=120/1/5
 G1_GROUP_RATE=10/1/2
 G1_MAX_RUNNING=4
 
@@ -28,9 +30,9 @@ g1_group_dump() {
 
 # g1_spawn DIR QUEUE KIND: one worker of five kinds (the S1 four and a
 # blocking claim, which waits for a slot or the rate's next token); sets
-# G1_PID.  In the
-# limited queue (G1_RATE_LIMITED set) the failing worker also answers 5 %
-# of its jobs "rate limited" for 1 s (jobq_fail_rate_limited).  The
+# G1_PID.  The failing worker also answers G1_RL_PCT % of its jobs "rate
+# limited" for 1 s (jobq_fail_rate_limited: the queue's or group's rate is
+# held that long).  The
 # stress-workers read the server clock once each claim answered
 # (--claim-clock): a run starts then, not at the claim's own clock
 G1_N=0
@@ -41,7 +43,7 @@ g1_spawn() {
 	0) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 1 --sweep-ms 1000 --claim-clock ;;
 	1) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 3 --pipeline --claim-clock ;;
 	2) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 2 --fail-pct 3 --claim-clock \
-		${G1_RATE_LIMITED:+--rate-limit-pct 5 --rate-limit-s 1} ;;
+		--rate-limit-pct "${G1_RL_PCT:-0}" --rate-limit-s 1 ;;
 	3) start_jw "$dir" "$name" -d "$DSN" -q "$q" -c 3 -l $G1_LEASE --sweep-interval=2 --poll-interval=1 ;;
 	4) start_worker "$dir" "$name" -d "$DSN" -q "$q" -l $G1_LEASE -b 2 --claim-wait 1500 --claim-clock ;;
 	esac
@@ -102,6 +104,33 @@ g1_mutate() {
 	for x in "$1"/*.ord* "$1/db.groups"; do awk "$3" "$x" >"$2/$(basename "$x")"; done
 }
 
+# g1_fast DIR OUT: DIR's claim times (C lines, the dump's claimed_at) four
+# times closer to the first
+g1_fast() {
+	local t0 x
+	mkdir -p "$2"
+	t0=$(cat "$1"/*.hist* | awk '$1 == "C" && (m == "" || $6 < m) { m = $6 } END { print m }')
+	for x in "$1"/*.hist*; do
+		awk -v t0="$t0" '$1 == "C" { $6 = t0 + int(($6 - t0) / 4) } { print }' "$x" >"$2/$(basename "$x")"
+	done
+	awk -v t0="$t0" '$1 == "B" && $7 > 0 { $7 = t0 + int(($7 - t0) / 4) } { print }' "$1/db.dump" >"$2/db.dump"
+}
+
+# g1_held DIR OUT RATE-OPTIONS: DIR's rate-limited fails held 30 s; must be
+# caught by rate-hold (prints "none" when the run had no rate-limited fail)
+g1_held() {
+	local dir=$1 out=$2 x; shift 2
+	if ! cat "$dir"/*.hist* | awk '$1 == "R" && NF == 9 && $6 == "ok" { n++ } END { exit n == 0 }'; then
+		echo none
+		return 0
+	fi
+	mkdir -p "$out"
+	for x in "$dir"/*.hist*; do
+		awk '$1 == "R" && NF == 9 { $9 = 30 } { print }' "$x" >"$out/$(basename "$x")"
+	done
+	g1_caught "$out" rate-hold "$@" "$out"/*.hist* "$dir/db.dump" "$dir"/*.ord* "$dir/db.groups"
+}
+
 # g1_mutations: the checker's rules can fail; each mutates the real history
 g1_mutations() {
 	local f=$1 l=$2 m=$WORK/g1/mut rc=0 r
@@ -116,29 +145,18 @@ g1_mutations() {
 	G1_MUT="$G1_MUT; reversed lines: $r"
 	r=$(g1_caught "$m" commit-order --fifo --commit-order "$f"/*.hist* "$m/reversed"/* "$f/db.dump") || rc=1
 	G1_MUT="$G1_MUT, $r"
-	# 3. the limited queue's claims four times closer together in time
-	local t0
-	t0=$(cat "$l"/*.hist* | awk '$1 == "C" && (m == "" || $6 < m) { m = $6 } END { print m }')
-	mkdir -p "$m/l-fast"
-	for x in "$l"/*.hist*; do
-		awk -v t0="$t0" '$1 == "C" { $6 = t0 + int(($6 - t0) / 4) } { print }' "$x" >"$m/l-fast/$(basename "$x")"
-	done
-	awk -v t0="$t0" '$1 == "B" && $7 > 0 { $7 = t0 + int(($7 - t0) / 4) } { print }' "$l/db.dump" >"$m/l-fast/db.dump"
-	r=$(g1_caught "$m" rate --rate $G1_RATE --group-rate $G1_GROUP_RATE "$m/l-fast"/*.hist* "$m/l-fast/db.dump" "$l"/*.ord* "$l/db.groups") || rc=1
-	G1_MUT="$G1_MUT; claims 4x faster: $r"
-	# 4. each rate-limited fail holding the rates 30 s instead of 1 s (when one happened)
-	if cat "$l"/*.hist* | awk '$1 == "R" && NF == 9 && $6 == "ok" { n++ } END { exit n == 0 }'; then
-		mkdir -p "$m/l-held"
-		for x in "$l"/*.hist*; do
-			awk '$1 == "R" && NF == 9 { $9 = 30 } { print }' "$x" >"$m/l-held/$(basename "$x")"
-		done
-		r=$(g1_caught "$m" rate-hold --rate $G1_RATE --group-rate $G1_GROUP_RATE "$m/l-held"/*.hist* "$l/db.dump" "$l"/*.ord* "$l/db.groups") || rc=1
-		G1_MUT="$G1_MUT; holds of 30 s: $r"
-	else
-		G1_MUT="$G1_MUT; holds of 30 s: no rate-limited fail in this run"
-	fi
-	# 5. every claim of the limited queue recorded twice (two workers in each run)
-	r=$(g1_caught "$m" max-running --max-running $G1_MAX_RUNNING "$l"/*.hist* "$l"/*.hist* "$l/db.dump" "$l"/*.ord* "$l/db.groups") || rc=1
+	# 3. the claims four times closer together in time: the FIFO queue's rate, the groups' rates
+	r=$(g1_fast "$f" "$m/f-fast" && g1_caught "$m" rate --rate $G1_RATE "$m/f-fast"/*.hist* "$m/f-fast/db.dump" "$f"/*.ord* "$f/db.groups") || rc=1
+	G1_MUT="$G1_MUT; claims 4x faster: queue $r"
+	r=$(g1_fast "$l" "$m/l-fast" && g1_caught "$m" rate --group-rate $G1_GROUP_RATE "$m/l-fast"/*.hist* "$m/l-fast/db.dump" "$l"/*.ord* "$l/db.groups") || rc=1
+	G1_MUT="$G1_MUT, groups $r"
+	# 4. each rate-limited fail holding for 30 s instead of 1 s (where one happened)
+	r=$(g1_held "$f" "$m/f-held" --rate $G1_RATE) || rc=1
+	G1_MUT="$G1_MUT; holds of 30 s: queue $r"
+	r=$(g1_held "$l" "$m/l-held" --group-rate $G1_GROUP_RATE) || rc=1
+	G1_MUT="$G1_MUT, groups $r"
+	# 5. every claim of the FIFO queue recorded twice (two workers in each run)
+	r=$(g1_caught "$m" max-running --max-running $G1_MAX_RUNNING "$f"/*.hist* "$f"/*.hist* "$f/db.dump" "$f"/*.ord* "$f/db.groups") || rc=1
 	G1_MUT="$G1_MUT; every run twice: $r"
 	return $rc
 }
@@ -147,9 +165,9 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	local d=$WORK/g1 f=$WORK/g1/fifo l=$WORK/g1/limit rc=0 dur i q k
 	mkdir -p "$f" "$l"
 	dur=$(sc 16)
-	g1_queue g1f "group_mode => 'fifo', max_running => $G1_MAX_RUNNING"
-	g1_queue g1l "group_mode => 'limit', group_limit => 2, group_order => 'round_robin', max_running => $G1_MAX_RUNNING,
-	    rate => ${G1_RATE%%/*}, rate_per => '1 s', rate_burst => ${G1_RATE##*/},
+	g1_queue g1f "group_mode => 'fifo', max_running => $G1_MAX_RUNNING,
+	    rate => ${G1_RATE%%/*}, rate_per => '1 s', rate_burst => ${G1_RATE##*/}"
+	g1_queue g1l "group_mode => 'limit', group_limit => 2, group_order => 'round_robin',
 	    group_rate => ${G1_GROUP_RATE%%/*}, group_rate_per => '1 s', group_rate_burst => ${G1_GROUP_RATE##*/}"
 	local -a pp=()
 	"$BIN/stress-gproducer" -d "$DSN" -q g1f -o "$f/gp.hist" --order-out "$f/gp.ord" -p g1f -t "$dur" \
@@ -160,8 +178,8 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	pp+=($!); PIDS+=($!)
 	local -a wf=() wl=()
 	for k in 0 1 2 3 4; do
-		g1_spawn "$f" g1f $k; wf[$k]=$G1_PID
-		G1_RATE_LIMITED=1 g1_spawn "$l" g1l $k; wl[$k]=$G1_PID
+		G1_RL_PCT=2 g1_spawn "$f" g1f $k; wf[$k]=$G1_PID
+		G1_RL_PCT=5 g1_spawn "$l" g1l $k; wl[$k]=$G1_PID
 	done
 	# one immediate shutdown a third of the way in
 	(
@@ -182,7 +200,7 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 		if [ "$k" = 3 ]; then kill -9 -- "-$i" 2>/dev/null; else kill -9 "$i" 2>/dev/null; fi
 		wait "$i" 2>/dev/null
 		kills=$((kills + 1))
-		if [ $q = g1f ]; then g1_spawn "$f" g1f "$k"; wf[$k]=$G1_PID; else G1_RATE_LIMITED=1 g1_spawn "$l" g1l "$k"; wl[$k]=$G1_PID; fi
+		if [ $q = g1f ]; then G1_RL_PCT=2 g1_spawn "$f" g1f "$k"; wf[$k]=$G1_PID; else G1_RL_PCT=5 g1_spawn "$l" g1l "$k"; wl[$k]=$G1_PID; fi
 	done
 	wait "${pp[@]}" "$crasher" "$reconciler"
 	KILLED=$((KILLED + kills))
@@ -202,9 +220,8 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	[ "${fixes:-0}" = 0 ] || { log "G1: jobq_groups_reconcile fixed drift:"; head -20 "$d/reconcile.out"; rc=1; }
 	fig "G1: jobq_groups_reconcile during the run and after it: $((${calls:-0} + 2)) calls, ${fixes:-0} fixes (must be 0); groups not idle after the drain: $(echo -n "$busy" | grep -c .)"
 	fig "G1: $dur s, workers killed (SIGKILL) $kills, pg_ctl -m immediate 1; deadlocked enqueue transactions $(cat "$f"/gp.hist.* "$l"/gp.hist.* | grep -c ' fail - 40P01')"
-	g1_check G1/fifo "$f" g1f --fifo --max-running $G1_MAX_RUNNING --commit-order || rc=1
-	g1_check G1/limit "$l" g1l --group-limit 2 --max-running $G1_MAX_RUNNING \
-		--rate $G1_RATE --group-rate $G1_GROUP_RATE || rc=1
+	g1_check G1/fifo "$f" g1f --fifo --max-running $G1_MAX_RUNNING --rate $G1_RATE --commit-order || rc=1
+	g1_check G1/limit "$l" g1l --group-limit 2 --group-rate $G1_GROUP_RATE || rc=1
 	G1_MUT=""
 	g1_mutations "$f" "$l" || { log "G1: a mutated history was not caught"; rc=1; }
 	fig "G1: mutated histories caught: $G1_MUT"
