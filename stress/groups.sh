@@ -50,13 +50,13 @@ g1_spawn() {
 	G1_PID=$LAST_PID
 }
 
-# g1_reconciler DIR END: jobq_groups_reconcile of both queues every 0.1-0.4 s
+# g1_reconciler DIR END: jobq_groups_reconcile of the queues every 0.1-0.4 s
 # until END (epoch s), a new session each time (the server restarts
 # meanwhile); every fix it reports is drift, which must never happen
 g1_reconciler() {
 	local q
 	while [ "$(date +%s)" -lt "$2" ]; do
-		for q in g1f g1l; do
+		for q in $G1_QUEUES; do
 			psql "$DSN" -XAtq -c "SELECT 'FIX', * FROM jobq_groups_reconcile('$q', 1000)" >>"$1/reconcile.out" 2>>"$1/reconcile.err" &&
 				echo ok >>"$1/reconcile.calls"
 		done
@@ -161,14 +161,29 @@ g1_mutations() {
 	return $rc
 }
 
+# the workers of each queue (kinds of g1_spawn), its directory and the
+# share of its failing worker's jobs answered rate limited
+declare -A G1_KINDS=([g1f]="0 1 2 3 4" [g1l]="0 1 2 3 4" [g1u]="0 1 3")
+declare -A G1_RL=([g1f]=2 [g1l]=5 [g1u]=0)
+declare -A G1_DIR G1_W
+G1_QUEUES="g1f g1l g1u"
+
+g1_respawn() {	# g1_respawn QUEUE KIND: (re)start that worker
+	G1_RL_PCT=${G1_RL[$1]} g1_spawn "${G1_DIR[$1]}" "$1" "$2"
+	G1_W[$1:$2]=$G1_PID
+}
+
 scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
-	local d=$WORK/g1 f=$WORK/g1/fifo l=$WORK/g1/limit rc=0 dur i q k
-	mkdir -p "$f" "$l"
+	local d=$WORK/g1 f=$WORK/g1/fifo l=$WORK/g1/limit u=$WORK/g1/fifo-unlimited rc=0 dur i q k
+	local -a kinds
+	mkdir -p "$f" "$l" "$u"
+	G1_DIR=([g1f]=$f [g1l]=$l [g1u]=$u)
 	dur=$(sc 16)
 	g1_queue g1f "group_mode => 'fifo', max_running => $G1_MAX_RUNNING,
 	    rate => ${G1_RATE%%/*}, rate_per => '1 s', rate_burst => ${G1_RATE##*/}"
 	g1_queue g1l "group_mode => 'limit', group_limit => 2, group_order => 'round_robin',
 	    group_rate => ${G1_GROUP_RATE%%/*}, group_rate_per => '1 s', group_rate_burst => ${G1_GROUP_RATE##*/}"
+	g1_queue g1u "group_mode => 'fifo'"
 	local -a pp=()
 	"$BIN/stress-gproducer" -d "$DSN" -q g1f -o "$f/gp.hist" --order-out "$f/gp.ord" -p g1f -t "$dur" \
 		--procs 3 --groups 8 --max-batch 4 --ms-max 8 --hold-ms 20 --pause-ms 200 >>"$d/producers.log" 2>&1 &
@@ -176,10 +191,11 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	"$BIN/stress-gproducer" -d "$DSN" -q g1l -o "$l/gp.hist" --order-out "$l/gp.ord" -p g1l -t "$dur" \
 		--procs 2 --groups 6 --max-batch 5 --ms-max 20 --hold-ms 20 --pause-ms 300 >>"$d/producers.log" 2>&1 &
 	pp+=($!); PIDS+=($!)
-	local -a wf=() wl=()
-	for k in 0 1 2 3 4; do
-		G1_RL_PCT=2 g1_spawn "$f" g1f $k; wf[$k]=$G1_PID
-		G1_RL_PCT=5 g1_spawn "$l" g1l $k; wl[$k]=$G1_PID
+	"$BIN/stress-gproducer" -d "$DSN" -q g1u -o "$u/gp.hist" --order-out "$u/gp.ord" -p g1u -t "$dur" \
+		--procs 2 --groups 4 --max-batch 3 --ms-max 5 --hold-ms 10 --pause-ms 300 >>"$d/producers.log" 2>&1 &
+	pp+=($!); PIDS+=($!)
+	for q in $G1_QUEUES; do
+		for k in ${G1_KINDS[$q]}; do g1_respawn $q $k; done
 	done
 	# one immediate shutdown a third of the way in
 	(
@@ -195,33 +211,34 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	local reconciler=$!; PIDS+=($reconciler)
 	while [ "$(date +%s)" -lt "$end" ]; do
 		sleep "0.$(rand 5 9)"
-		k=$(rand 0 4)
-		if [ $((RANDOM % 2)) = 0 ]; then q=g1f; i=${wf[$k]}; else q=g1l; i=${wl[$k]}; fi
+		set -- $G1_QUEUES; shift $((RANDOM % $#)); q=$1
+		kinds=(${G1_KINDS[$q]}); k=${kinds[$((RANDOM % ${#kinds[@]}))]}
+		i=${G1_W[$q:$k]}
 		if [ "$k" = 3 ]; then kill -9 -- "-$i" 2>/dev/null; else kill -9 "$i" 2>/dev/null; fi
 		wait "$i" 2>/dev/null
 		kills=$((kills + 1))
-		if [ $q = g1f ]; then G1_RL_PCT=2 g1_spawn "$f" g1f "$k"; wf[$k]=$G1_PID; else G1_RL_PCT=5 g1_spawn "$l" g1l "$k"; wl[$k]=$G1_PID; fi
+		g1_respawn $q $k
 	done
 	wait "${pp[@]}" "$crasher" "$reconciler"
 	KILLED=$((KILLED + kills))
 	RESTARTS=$(( ${RESTARTS:-0} + 1 ))
 	grep -q "restart failed" "$d/crashes" && { log "G1: restart failed"; return 1; }
-	wait_drained g1f 90 || rc=1
-	wait_drained g1l 90 || rc=1
-	stop_pids TERM "${wf[@]}" "${wl[@]}"
+	for q in $G1_QUEUES; do wait_drained $q 90 || rc=1; done
+	stop_pids TERM "${G1_W[@]}"
 	# drained: every group idle, and a last reconcile finds nothing either
 	local busy
-	busy=$(g1_idle g1f; g1_idle g1l)
+	busy=$(for q in $G1_QUEUES; do g1_idle $q; done)
 	[ -z "$busy" ] || { log "G1: groups not idle after the drain:"; echo "$busy" | head -20; rc=1; }
-	for q in g1f g1l; do psqlc -c "SELECT 'FIX', * FROM jobq_groups_reconcile('$q', 1000)" >>"$d/reconcile.out"; done
+	for q in $G1_QUEUES; do psqlc -c "SELECT 'FIX', * FROM jobq_groups_reconcile('$q', 1000)" >>"$d/reconcile.out"; done
 	local fixes calls
 	fixes=$(grep -c '^FIX' "$d/reconcile.out" 2>/dev/null)
 	calls=$(grep -c ok "$d/reconcile.calls" 2>/dev/null)
 	[ "${fixes:-0}" = 0 ] || { log "G1: jobq_groups_reconcile fixed drift:"; head -20 "$d/reconcile.out"; rc=1; }
-	fig "G1: jobq_groups_reconcile during the run and after it: $((${calls:-0} + 2)) calls, ${fixes:-0} fixes (must be 0); groups not idle after the drain: $(echo -n "$busy" | grep -c .)"
-	fig "G1: $dur s, workers killed (SIGKILL) $kills, pg_ctl -m immediate 1; deadlocked enqueue transactions $(cat "$f"/gp.hist.* "$l"/gp.hist.* | grep -c ' fail - 40P01')"
+	fig "G1: jobq_groups_reconcile during the run and after it: $((${calls:-0} + 3)) calls, ${fixes:-0} fixes (must be 0); groups not idle after the drain: $(echo -n "$busy" | grep -c .)"
+	fig "G1: $dur s, workers killed (SIGKILL) $kills, pg_ctl -m immediate 1; deadlocked enqueue transactions $(cat "$f"/gp.hist.* "$l"/gp.hist.* "$u"/gp.hist.* | grep -c ' fail - 40P01')"
 	g1_check G1/fifo "$f" g1f --fifo --max-running $G1_MAX_RUNNING --rate $G1_RATE --commit-order || rc=1
 	g1_check G1/limit "$l" g1l --group-limit 2 --group-rate $G1_GROUP_RATE || rc=1
+	g1_check G1/fifo-unlimited "$u" g1u --fifo --commit-order || rc=1
 	G1_MUT=""
 	g1_mutations "$f" "$l" || { log "G1: a mutated history was not caught"; rc=1; }
 	fig "G1: mutated histories caught: $G1_MUT"
