@@ -3,6 +3,11 @@
 # check, fig, ...).  README.md "G1" says what it does and proves.
 
 G1_LEASE=3
+# STRESS_G1_SLOW=1: a lease of 1 s and handlers of up to 0.6 s (g1f) and
+# 1.4 s (g1u), so that leases end under running jobs: re-executions, stale
+# completes, late starts (not in CI: about 2 minutes)
+G1_MS_F=8 G1_MS_U=5
+if [ "${STRESS_G1_SLOW:-0}" = 1 ]; then G1_LEASE=1 G1_MS_F=600 G1_MS_U=1400; fi
 # the FIFO queue g1f (oldest group first) with the queue-wide limits, whose
 # claims take the queue's lock one after the other: max_running 4, 120
 # claims a second (burst 5); the limited queue g1l (group_limit 2, round
@@ -186,13 +191,13 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	g1_queue g1u "group_mode => 'fifo'"
 	local -a pp=()
 	"$BIN/stress-gproducer" -d "$DSN" -q g1f -o "$f/gp.hist" --order-out "$f/gp.ord" -p g1f -t "$dur" \
-		--procs 3 --groups 8 --max-batch 4 --ms-max 8 --hold-ms 20 --pause-ms 200 >>"$d/producers.log" 2>&1 &
+		--procs 3 --groups 8 --max-batch 4 --ms-max $G1_MS_F --hold-ms 20 --pause-ms 200 >>"$d/producers.log" 2>&1 &
 	pp+=($!); PIDS+=($!)
 	"$BIN/stress-gproducer" -d "$DSN" -q g1l -o "$l/gp.hist" --order-out "$l/gp.ord" -p g1l -t "$dur" \
 		--procs 2 --groups 6 --max-batch 5 --ms-max 20 --hold-ms 20 --pause-ms 300 >>"$d/producers.log" 2>&1 &
 	pp+=($!); PIDS+=($!)
 	"$BIN/stress-gproducer" -d "$DSN" -q g1u -o "$u/gp.hist" --order-out "$u/gp.ord" -p g1u -t "$dur" \
-		--procs 2 --groups 4 --max-batch 3 --ms-max 5 --hold-ms 10 --pause-ms 300 >>"$d/producers.log" 2>&1 &
+		--procs 2 --groups 4 --max-batch 3 --ms-max $G1_MS_U --hold-ms 10 --pause-ms 300 >>"$d/producers.log" 2>&1 &
 	pp+=($!); PIDS+=($!)
 	for q in $G1_QUEUES; do
 		for k in ${G1_KINDS[$q]}; do g1_respawn $q $k; done
