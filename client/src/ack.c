@@ -508,15 +508,8 @@ jobq_fail_rate_limited(JobqConn *conn, int64_t id, const char *token, const char
 		jobq_check_range(conn, "rate_limit_for_s", rate_limit_for_s, 1,
 						 JOBQ_DELAY_MAX_S) != JOBQ_OK)
 		return JOBQ_ERR;
-	if (jobq_ensure_connected(conn) != JOBQ_OK)
+	if (jobq_require_sql(conn, JOBQ_SQL_RATE_LIMITED, "jobq_fail_rate_limited") != JOBQ_OK)
 		return JOBQ_ERR;
-	if (conn->server_sql < JOBQ_SQL_RATE_LIMITED)
-	{
-		jobq_set_error(conn, JOBQ_ERR_VERSION,
-					   "jobq_fail_rate_limited needs the server's jobq SQL 0.2.0 or later: run "
-					   "ALTER EXTENSION jobq UPDATE in this database");
-		return JOBQ_ERR;
-	}
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long) id);
 	jobq_fmt_interval(hold, sizeof(hold), rate_limit_for_s);
 	values[0] = idbuf;

@@ -85,15 +85,8 @@ jobq_await(JobqConn *conn, int64_t id, int timeout_ms, int flags, JobqOutcome *o
 		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT, "unknown await flags 0x%x", flags);
 		return JOBQ_ERR;
 	}
-	if (jobq_ensure_connected(conn) != JOBQ_OK)
+	if (jobq_require_sql(conn, JOBQ_SQL_AWAIT, "jobq_await") != JOBQ_OK)
 		return JOBQ_ERR;
-	if (conn->server_sql != 0 && conn->server_sql < JOBQ_SQL_AWAIT)
-	{
-		jobq_set_error(conn, JOBQ_ERR_VERSION,
-					   "jobq_await needs the server's jobq SQL 0.2.0 or later: run "
-					   "ALTER EXTENSION jobq UPDATE in this database");
-		return JOBQ_ERR;
-	}
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long) id);
 	snprintf(tmo, sizeof(tmo), "%d milliseconds", timeout_ms);
 	values[0] = idbuf;

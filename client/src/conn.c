@@ -824,6 +824,27 @@ jobq_ensure_connected(JobqConn *conn)
 }
 
 /*
+ * jobq_require_sql: JOBQ_OK when the server's jobq SQL is release min
+ * (JOBQ_SQL_*) or later, or when its release is unknown (a role that may
+ * not read it: the call is tried, and its own error says more); else
+ * JOBQ_ERR_VERSION saying that what needs it, with nothing sent.
+ * Connects first when needed.
+ */
+int
+jobq_require_sql(JobqConn *conn, int min, const char *what)
+{
+	if (jobq_ensure_connected(conn) != JOBQ_OK)
+		return JOBQ_ERR;
+	if (conn->server_sql == 0 || conn->server_sql >= min)
+		return JOBQ_OK;
+	jobq_set_error(conn, JOBQ_ERR_VERSION,
+				   "%s needs the server's jobq SQL %d.%d.%d or later: run "
+				   "ALTER EXTENSION jobq UPDATE in this database",
+				   what, min / 10000, min / 100 % 100, min % 100);
+	return JOBQ_ERR;
+}
+
+/*
  * jobq_prepare: prepare stmt in this session unless done already.
  * Returns JOBQ_OK or JOBQ_ERR with the error set.
  */

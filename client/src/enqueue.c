@@ -73,16 +73,7 @@ check_020_args(JobqConn *conn, const JobqEnqueueOpts *o, int single)
 		jobq_set_error(conn, JOBQ_ERR_BAD_ARGUMENT, "flow_id must be positive");
 		return JOBQ_ERR;
 	}
-	if (jobq_ensure_connected(conn) != JOBQ_OK)
-		return JOBQ_ERR;
-	if (conn->server_sql != 0 && conn->server_sql < JOBQ_SQL_ENQUEUE_020)
-	{
-		jobq_set_error(conn, JOBQ_ERR_VERSION,
-					   "group keys and dependencies need the server's jobq SQL 0.2.0 or "
-					   "later: run ALTER EXTENSION jobq UPDATE in this database");
-		return JOBQ_ERR;
-	}
-	return JOBQ_OK;
+	return jobq_require_sql(conn, JOBQ_SQL_ENQUEUE_020, "a group key or dependencies");
 }
 
 /*

@@ -39,15 +39,8 @@ jobq_groups(JobqConn *conn, const char *queue, int only_blocked, int max_rows,
 		jobq_check_range(conn, "after_key length", (long long) strlen(after_key), 1,
 						 JOBQ_GROUP_KEY_MAX) != JOBQ_OK)
 		return NULL;
-	if (jobq_ensure_connected(conn) != JOBQ_OK)
+	if (jobq_require_sql(conn, JOBQ_SQL_GROUPS, "jobq_groups") != JOBQ_OK)
 		return NULL;
-	if (conn->server_sql < JOBQ_SQL_GROUPS)
-	{
-		jobq_set_error(conn, JOBQ_ERR_VERSION,
-					   "jobq_groups needs the server's jobq SQL 0.2.0 or later: run "
-					   "ALTER EXTENSION jobq UPDATE in this database");
-		return NULL;
-	}
 	snprintf(rows, sizeof(rows), "%d", max_rows);
 	values[0] = queue;
 	values[1] = only_blocked ? "true" : "false";

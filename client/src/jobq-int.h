@@ -198,6 +198,7 @@ void		jobq_states_text(char *buf, size_t size, int finished_only,
 
 /* conn.c */
 int			jobq_ensure_connected(JobqConn *conn);
+int			jobq_require_sql(JobqConn *conn, int min, const char *what);
 PGresult   *jobq_exec(JobqConn *conn, JobqStmt stmt, int nparams,
 					  const char *const *values, int expect_tuples);
 int			jobq_send(JobqConn *conn, JobqStmt stmt, int nparams,

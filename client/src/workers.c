@@ -57,16 +57,7 @@ state_from_name(const char *s)
 static int
 registry_available(JobqConn *conn)
 {
-	if (jobq_ensure_connected(conn) != JOBQ_OK)
-		return JOBQ_ERR;
-	if (conn->server_sql != 0 && conn->server_sql < JOBQ_SQL_WORKERS)
-	{
-		jobq_set_error(conn, JOBQ_ERR_VERSION,
-					   "the worker registry needs jobq SQL 0.2.0 or later in this "
-					   "database: run ALTER EXTENSION jobq UPDATE");
-		return JOBQ_ERR;
-	}
-	return JOBQ_OK;
+	return jobq_require_sql(conn, JOBQ_SQL_WORKERS, "the worker registry");
 }
 
 /* a worker id: the text form of a uuid (the server parses it) */
