@@ -76,6 +76,7 @@ enum
 	ST_RETRY_QUEUE_FLOW,
 	ST_CANCEL_FLOW,
 	ST_CANCEL_READY_NF,
+	ST_PURGE_FLOW,
 	NUM_STATEMENTS
 };
 
@@ -139,6 +140,15 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_CANCEL_READY_NF] = {"cancel_ready_nf",
 		CANCEL_READY_SQL(" AND flow_id IS NULL"),
 		2, {INT8OID, TIMESTAMPTZOID}},
+	/* as ST_PURGE, forgetting the purged jobs' edges and flow memberships */
+	[ST_PURGE_FLOW] = {"purge_flow",
+		"WITH d AS (DELETE FROM jobq.history"
+		" WHERE queue = $1 AND finished_at <= $2"
+		"   AND ($3::text IS NULL OR state = $3::jobq.job_state)"
+		" RETURNING queue, state, id, flow_id),"
+		JOBQ_FLOW_FORGET_SQL("d")
+		" SELECT (SELECT count(*) FROM d)," JOBQ_FINISHED_COUNTS_SQL("d"),
+		3, {TEXTOID, TIMESTAMPTZOID, TEXTOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -183,6 +193,18 @@ redriven_groups(void)
 
 /* The ids the last flow re-drive moved (JOBQ_REDRIVE_FLOW_SQL), or NULL */
 static int64 *redriven_ids = NULL;
+
+/*
+ * jobq_redriven_ids
+ *	  The ids of the jobs the last re-drive of a form that returns them
+ *	  (JOBQ_REDRIVE_FLOW_SQL, JOBQ_REDRIVE_GROUPED_SQL) moved, as many as
+ *	  jobq_run_redrive returned; NULL after other forms.
+ */
+int64 *
+jobq_redriven_ids(void)
+{
+	return redriven_ids;
+}
 
 /*
  * jobq_run_redrive
@@ -317,14 +339,9 @@ jobq_retry_queue(PG_FUNCTION_ARGS)
 									   jobq_any_grouped_queue() ? ST_RETRY_QUEUE_GROUPED :
 									   flows ? ST_RETRY_QUEUE_FLOW : ST_RETRY_QUEUE),
 							 values, NULL);
+	/* jobs of flows among them: their blocked edges wait again */
 	if (flows && redriven_ids != NULL)
-	{
-		int64	   *ids = redriven_ids;
-
-		/* jobs of flows among them: their blocked edges wait again */
-		for (int64 i = 0; i < moved; i++)
-			(void) jobq_flow_redriven(ids[i], false, DatumGetTimestampTz(values[1]));
-	}
+		jobq_flow_redriven_many(redriven_ids, moved, DatumGetTimestampTz(values[1]));
 	jobq_audit_record("retry_queue", queue, (Datum) 0, NULL, moved, NULL);
 	jobq_spi_finish();
 	PG_RETURN_INT64(moved);
@@ -526,7 +543,8 @@ jobq_purge(PG_FUNCTION_ARGS)
 
 	jobq_spi_connect();
 	require_queue_exists(queue);
-	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements, ST_PURGE),
+	rc = SPI_execute_plan(jobq_plan(&jobq_admin_statements,
+									jobq_flows_available() ? ST_PURGE_FLOW : ST_PURGE),
 						  values, state ? NULL : "  n", false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "purge");
 	{

@@ -96,6 +96,32 @@ PG_FUNCTION_INFO_V1(jobq_run_now_where);
 	"  RETURNING queue, id)" \
 	" SELECT h.queue, h.id FROM h"
 
+/*
+ * Flows (0.2.0's SQL): the cancel takes waiting jobs too (as jobq_cancel
+ * does), keeps flow_id in history and returns each job's flow_id and
+ * whether it was waiting, so that the dependents of the jobs of flows are
+ * resolved in the same transaction (flows.c).  As in admin.c, a child
+ * enqueued meanwhile sets its parent's flow_id under the row lock that CTE
+ * c takes, which the DELETE then reads.
+ */
+#define CANCEL_LIVE_FLOW_SQL \
+	" d AS (DELETE FROM jobq.jobs j WHERE j.id = ANY (ARRAY(SELECT c.id FROM c))" \
+	"   AND j.state IN ('ready', 'waiting') RETURNING j.*)," \
+	" h AS (" JOBQ_HISTORY_ROW_FLOW_SQL("'cancelled'", "d.attempt", "NULL", "d.worker", \
+										"d.claimed_at", "$2", "d.errors", "NULL") ")" \
+	" SELECT d.queue, d.id, d.flow_id, d.state = 'waiting' FROM d"
+
+/*
+ * Flows: a deletion also forgets the deleted jobs' own edges and flow
+ * memberships (JOBQ_FLOW_FORGET_SQL); the edges on which they are the
+ * parent stay, with the outcome their children read.
+ */
+#define DELETE_FLOW_SQL \
+	" d AS (DELETE FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT c.id FROM c))" \
+	"  RETURNING h.queue, h.state, h.id, h.flow_id)," \
+	JOBQ_FLOW_FORGET_SQL("d") \
+	" SELECT (SELECT count(*) FROM d)," JOBQ_FINISHED_COUNTS_SQL("d")
+
 #define CANCEL_DEAD_SQL \
 	" u AS (UPDATE jobq.history h SET state = 'cancelled', finished_at = $2" \
 	"  WHERE h.id = ANY (ARRAY(SELECT c.id FROM c)) RETURNING h.queue, h.id)" \
@@ -122,6 +148,10 @@ enum
 	ST_DELETE_IDS,
 	ST_RUN_NOW_IDS,
 	ST_LIST_PAGE,
+	/* flows (0.2.0's SQL) */
+	ST_RETRY_IDS_FLOW,
+	ST_CANCEL_LIVE_IDS_FLOW,
+	ST_DELETE_IDS_FLOW,
 	NUM_STATEMENTS
 };
 
@@ -138,6 +168,9 @@ static void build_statements(void);
 /* of the per-job rows (cancels) */
 #define COL_JOB_QUEUE		1
 #define COL_JOB_ID			2
+/* and with flows */
+#define COL_JOB_FLOW_ID		3
+#define COL_JOB_WAITING		4
 /* of the deletion's row */
 #define COL_DELETED			1
 #define COL_DELETED_QUEUES	2
@@ -178,6 +211,19 @@ static JobqStatement statements[NUM_STATEMENTS] = {
 	 */
 	[ST_LIST_PAGE] = {"bulk_list_page", NULL,
 		5, {TEXTOID, TEXTOID, INT4OID, TEXTOID, JSONBOID}},
+	/* flows: $1 ids, $2 now, as above */
+	[ST_RETRY_IDS_FLOW] = {"retry_many_flow",
+		"WITH c AS (" BY_IDS_SQL("jobq.history", "state = 'dead'", "UPDATE") "),"
+		JOBQ_REDRIVE_FLOW_SQL,
+		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
+	[ST_CANCEL_LIVE_IDS_FLOW] = {"cancel_many_live_flow",
+		"WITH c AS (" BY_IDS_SQL("jobq.jobs", "state IN ('ready', 'waiting')", "UPDATE") "),"
+		CANCEL_LIVE_FLOW_SQL,
+		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
+	[ST_DELETE_IDS_FLOW] = {"delete_many_flow",
+		"WITH c AS (" BY_IDS_SQL("jobq.history", "$2 IS NOT NULL", "UPDATE") "),"
+		DELETE_FLOW_SQL,
+		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -335,7 +381,7 @@ static const char *const where_names[] = {
  * passing over those it does not take).
  */
 static const char *const retry_states[] = {"dead"};
-static const char *const cancel_states[] = {"ready", "delayed", "dead"};
+static const char *const cancel_states[] = {"ready", "delayed", "waiting", "dead"};
 static const char *const delete_states[] = {"completed", "dead", "cancelled"};
 static const char *const run_now_states[] = {"delayed"};
 
@@ -378,6 +424,39 @@ run_cancel(int st, Datum *values, JobqCountEvent event)
 }
 
 /*
+ * run_cancel_flow
+ *	  With flows: execute the cancel of ready and waiting jobs, count each
+ *	  as the state it left, tell whoever awaits them, and resolve the
+ *	  dependents of the jobs of flows among them; returns how many.
+ */
+static int64
+run_cancel_flow(Datum *values)
+{
+	TimestampTz now = DatumGetTimestampTz(values[1]);
+	int			rc = SPI_execute_plan(jobq_plan(&jobq_bulk_statements, ST_CANCEL_LIVE_IDS_FLOW),
+									  values, NULL, false, 0);
+	uint64		n;
+
+	jobq_spi_check(rc, SPI_OK_SELECT, "bulk cancel");
+	n = SPI_processed;
+	jobq_finished_rows(JOBQ_AWAIT_CANCELLED, COL_JOB_ID, 0, COL_JOB_QUEUE);
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		isnull;
+		text	   *queue = DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[i],
+															 SPI_tuptable->tupdesc, COL_JOB_QUEUE,
+															 &isnull));
+
+		jobq_count(queue, jobq_spi_getbool(i, COL_JOB_WAITING, &isnull) ?
+				   JOBQ_EV_CANCELLED_WAITING : JOBQ_EV_CANCELLED_READY, 1);
+		jobq_await_note(jobq_spi_getint64(i, COL_JOB_ID, &isnull), JOBQ_AWAIT_CANCELLED, now,
+						NULL);
+	}
+	jobq_flow_resolve_rows(COL_JOB_ID, COL_JOB_FLOW_ID, "cancelled", now);
+	return (int64) n;
+}
+
+/*
  * groups_after_bulk
  *	  After a bulk action while some queue groups its jobs: the groups of
  *	  the live grouped jobs among the ids (read before it) read their heads
@@ -412,20 +491,30 @@ act(BulkAction action, Datum *values)
 	bool		grouped = jobq_any_grouped_queue();
 	JobqGroupedJob *group_jobs = NULL;
 	int			ngroup_jobs = grouped ? jobq_grouped_jobs(values[0], &group_jobs) : 0;
+	bool		flows = jobq_flows_available();
 
 	switch (action)
 	{
 		case BULK_RETRY:
 			affected = jobq_run_redrive(jobq_plan(&jobq_bulk_statements,
-												  grouped ? ST_RETRY_IDS_GROUPED : ST_RETRY_IDS),
+												  grouped ? ST_RETRY_IDS_GROUPED :
+												  flows ? ST_RETRY_IDS_FLOW : ST_RETRY_IDS),
 										values, NULL);
+			/* the edges that the re-driven jobs' failures blocked wait again */
+			if (flows && affected > 0 && jobq_redriven_ids() != NULL)
+				jobq_flow_redriven_many(jobq_redriven_ids(), affected,
+										DatumGetTimestampTz(values[1]));
 			break;
 		case BULK_CANCEL:
-			affected = run_cancel(ST_CANCEL_READY_IDS, values, JOBQ_EV_CANCELLED_READY);
+			if (flows)
+				affected = run_cancel_flow(values);
+			else
+				affected = run_cancel(ST_CANCEL_READY_IDS, values, JOBQ_EV_CANCELLED_READY);
 			affected += run_cancel(ST_CANCEL_DEAD_IDS, values, JOBQ_EV_CANCELLED_DEAD);
 			break;
 		case BULK_DELETE:
-			rc = SPI_execute_plan(jobq_plan(&jobq_bulk_statements, ST_DELETE_IDS), values,
+			rc = SPI_execute_plan(jobq_plan(&jobq_bulk_statements,
+											flows ? ST_DELETE_IDS_FLOW : ST_DELETE_IDS), values,
 								  NULL, false, 0);
 			jobq_spi_check(rc, SPI_OK_SELECT, "bulk delete");
 			affected = jobq_spi_getint64(0, COL_DELETED, &isnull);

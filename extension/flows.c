@@ -344,6 +344,9 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
 
+static void failed_generations(const int64 *first_ids, int n, const char *state,
+							   const char *error, TimestampTz now);
+
 const JobqStatements jobq_flows_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
@@ -665,12 +668,25 @@ failed_outcome(const char *state, const char *error)
 void
 jobq_flow_completed(int64 id, Jsonb *result, TimestampTz now)
 {
-	Datum		parents = int8_array(&id, 1);
-	Datum		outcome = JsonbPGetDatum(completed_outcome(result));
-	bool		isnull = false;
+	jobq_flow_completed_many(&id, &result, 1, now);
+}
 
+/*
+ * jobq_flow_completed_many
+ *	  The same for the n jobs ids[], completed with results[] (results
+ *	  NULL: none had a result).  Inside SPI.
+ */
+void
+jobq_flow_completed_many(const int64 *ids, Jsonb **results, int n, TimestampTz now)
+{
+	Datum		parents = int8_array(ids, n);
+	Datum	   *outcomes = palloc(sizeof(Datum) * Max(n, 1));
+	bool	   *onulls = palloc0(sizeof(bool) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		outcomes[i] = JsonbPGetDatum(completed_outcome(results ? results[i] : NULL));
 	lock_children(parents);
-	satisfy(parents, jsonb_array(&outcome, &isnull, 1), NULL, now);
+	satisfy(parents, jsonb_array(outcomes, onulls, n), NULL, now);
 }
 
 /*
@@ -683,12 +699,39 @@ jobq_flow_completed(int64 id, Jsonb *result, TimestampTz now)
 void
 jobq_flow_failed(int64 id, const char *state, const char *error, TimestampTz now)
 {
-	int64	   *ids = palloc(sizeof(int64));
-	int			n = 1;
-	const char **states = palloc(sizeof(char *));
+	failed_generations(&id, 1, state, error, now);
+}
 
-	ids[0] = id;
-	states[0] = state;
+/*
+ * jobq_flow_failed_many
+ *	  The same for the n jobs ids[], all ended in state, without an error
+ *	  text (a cancel, a drop).  Inside SPI.
+ */
+void
+jobq_flow_failed_many(const int64 *ids, int n, const char *state, TimestampTz now)
+{
+	failed_generations(ids, n, state, NULL, now);
+}
+
+/*
+ * failed_generations
+ *	  The body of jobq_flow_failed(_many): the first generation is the n
+ *	  jobs first_ids[], ended in state (error, if any, is theirs); each next
+ *	  one the children that the last cascade cancelled.
+ */
+static void
+failed_generations(const int64 *first_ids, int n, const char *state, const char *error,
+				   TimestampTz now)
+{
+	int64	   *ids = palloc(sizeof(int64) * Max(n, 1));
+	const char **states = palloc(sizeof(char *) * Max(n, 1));
+	bool		first = true;
+
+	for (int i = 0; i < n; i++)
+	{
+		ids[i] = first_ids[i];
+		states[i] = state;
+	}
 	while (n > 0)
 	{
 		Datum		parents = int8_array(ids, n);
@@ -700,8 +743,8 @@ jobq_flow_failed(int64 id, const char *state, const char *error, TimestampTz now
 
 		lock_children(parents);
 		for (int i = 0; i < n; i++)
-			outcomes[i] = JsonbPGetDatum(failed_outcome(states[i],
-														i == 0 && ids[0] == id ? error : NULL));
+			outcomes[i] = JsonbPGetDatum(failed_outcome(states[i], first ? error : NULL));
+		first = false;
 		satisfy(parents, jsonb_array(outcomes, onulls, n), "ignore", now);
 		rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_BLOCK), &parents, NULL,
 							  false, 0);
@@ -732,6 +775,58 @@ jobq_flow_failed(int64 id, const char *state, const char *error, TimestampTz now
 		}
 		n = (int) next;
 	}
+}
+
+/*
+ * jobq_flow_resolve_rows
+ *	  After a statement that ended jobs outside the complete and fail
+ *	  paths (jobq_pop, the bulk cancels, jobq_drop_queue): the jobs of
+ *	  flows among the rows of the last SPI result (column id_col their id,
+ *	  flow_col their flow_id, NULL outside flows) resolve their dependents
+ *	  as ended in state: "completed" satisfies their edges (without a
+ *	  result), any other applies the edges' policies.  The rows are read
+ *	  before any statement runs; without a job of a flow among them,
+ *	  nothing runs.  Inside SPI.
+ */
+void
+jobq_flow_resolve_rows(int id_col, int flow_col, const char *state, TimestampTz now)
+{
+	uint64		rows = SPI_processed;
+	int64	   *ids = NULL;
+	int			n = 0;
+
+	for (uint64 r = 0; r < rows; r++)
+	{
+		bool		isnull;
+		int64		id = jobq_spi_getint64(r, id_col, &isnull);
+
+		(void) jobq_spi_getint64(r, flow_col, &isnull);
+		if (isnull)
+			continue;
+		if (ids == NULL)
+			ids = palloc(sizeof(int64) * rows);
+		ids[n++] = id;
+	}
+	if (n == 0)
+		return;
+	n = jobq_dep_ids_sorted(ids, n);
+	if (strcmp(state, "completed") == 0)
+		jobq_flow_completed_many(ids, NULL, n, now);
+	else
+		jobq_flow_failed_many(ids, n, state, now);
+}
+
+/*
+ * jobq_flow_redriven_many
+ *	  Finished jobs ids[] (n of them) are live again, re-driven by a bulk
+ *	  or queue retry: as jobq_flow_redriven without with_dependents, for
+ *	  each.  Inside SPI.
+ */
+void
+jobq_flow_redriven_many(const int64 *ids, int64 n, TimestampTz now)
+{
+	for (int64 i = 0; i < n; i++)
+		(void) jobq_flow_redriven(ids[i], false, now);
 }
 
 /*

@@ -687,7 +687,8 @@ jobq_list_0_2(PG_FUNCTION_ARGS)
 	text	   *queue = jobq_queue_arg(fcinfo, 0);
 	char	   *state = list_state_arg(fcinfo, 1);
 	bool		live_state = state == NULL || strcmp(state, "ready") == 0 ||
-		strcmp(state, "delayed") == 0 || strcmp(state, "running") == 0;
+		strcmp(state, "delayed") == 0 || strcmp(state, "running") == 0 ||
+		strcmp(state, "waiting") == 0;
 	ListCursor	cursor = {false, false, false, 0, 0};
 	JobqListFilter filter;
 	Datum		values[LIST_NPARAMS];

@@ -334,6 +334,7 @@ extern void jobq_grants_inval(Oid relid);
 
 /* admin.c */
 extern int64 jobq_run_redrive(SPIPlanPtr plan, Datum *values, const char *nulls);
+extern int64 *jobq_redriven_ids(void);
 
 /* audit.c */
 extern char *jobq_actor;
@@ -462,6 +463,10 @@ extern int64 jobq_flow_insert_job(JobqFlowJob *job, bool *created);
 extern void jobq_flow_completed(int64 id, Jsonb *result, TimestampTz now);
 extern void jobq_flow_failed(int64 id, const char *state, const char *error, TimestampTz now);
 extern int64 jobq_flow_redriven(int64 id, bool with_dependents, TimestampTz now);
+extern void jobq_flow_completed_many(const int64 *ids, Jsonb **results, int n, TimestampTz now);
+extern void jobq_flow_failed_many(const int64 *ids, int n, const char *state, TimestampTz now);
+extern void jobq_flow_resolve_rows(int id_col, int flow_col, const char *state, TimestampTz now);
+extern void jobq_flow_redriven_many(const int64 *ids, int64 n, TimestampTz now);
 
 /* enqueue.c */
 extern int64 jobq_enqueue_find_key(text *queue, text *dedupe_key);

@@ -83,6 +83,20 @@
 	JOBQ_HISTORY_ROW_COLS_SQL(STATE, ATTEMPT, TOKEN, WORKER, CLAIMED_AT, FINISHED_AT, ERRORS, \
 							  RESULT, ", flow_id", ", d.flow_id")
 
+/*
+ * JOBQ_FLOW_FORGET_SQL: two CTEs (fe, fm) that forget the edges and the
+ * flow memberships of the finished jobs that CTE D deletes from history
+ * (D returns their id and flow_id; 0.2.0's SQL, flows.c).  A purged job's
+ * own edges (it the child) go with it; the edges on which it is the
+ * parent stay until its children are purged, since they hold the outcome
+ * a child reads.  Jobs outside flows (flow_id NULL) probe nothing.
+ */
+#define JOBQ_FLOW_FORGET_SQL(D) \
+	" fe AS (DELETE FROM jobq.deps e WHERE e.child = ANY (ARRAY(" \
+	"   SELECT " D ".id FROM " D " WHERE " D ".flow_id IS NOT NULL)))," \
+	" fm AS (DELETE FROM jobq.flow_jobs m USING " D \
+	"   WHERE m.flow_id = " D ".flow_id AND m.id = " D ".id)"
+
 #define JOBQ_HISTORY_ROW_COLS_SQL(STATE, ATTEMPT, TOKEN, WORKER, CLAIMED_AT, FINISHED_AT, ERRORS, RESULT, XCOLS, XVALS) \
 	"INSERT INTO jobq.history" \
 	" (id, queue, state, priority, run_at, attempt, max_attempts, token, worker," \

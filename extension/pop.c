@@ -54,14 +54,28 @@ PG_FUNCTION_INFO_V1(jobq_pop);
 	"  WHERE j.id = ANY (" JOBQ_READY_IDS_SQL("UPDATE") ")" \
 	"  RETURNING j.*)"
 
-#define POP_RESULT_SQL \
-	" SELECT d.id, d.queue, d.payload, d.attempt + 1, d.enqueued_at FROM d" \
+#define POP_RESULT_SQL POP_RESULT_COLS_SQL("")
+#define POP_RESULT_COLS_SQL(EXTRA) \
+	" SELECT d.id, d.queue, d.payload, d.attempt + 1 AS attempt, d.enqueued_at" EXTRA " FROM d" \
 	" ORDER BY " JOBQ_CLAIM_ORDER_SQL("d")
+
+/*
+ * Flows (0.2.0's SQL): a popped job of a flow completed, and its
+ * dependents are resolved in the same transaction (flows.c), from the
+ * flow_id each row also returns (column COL_POP_FLOW_ID, after the
+ * result's).  The history row keeps flow_id.
+ */
+#define COL_POP_ID			1
+#define COL_POP_FLOW_ID		6
+#define POP_FLOW_RESULT_SQL POP_RESULT_COLS_SQL(", d.flow_id")
 
 enum
 {
 	ST_POP,
 	ST_POP_HISTORY,
+	/* flows */
+	ST_POP_FLOW,
+	ST_POP_HISTORY_FLOW,
 	NUM_STATEMENTS
 };
 
@@ -76,6 +90,17 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 							 "d.errors", "NULL")
 		")"
 		POP_RESULT_SQL,
+		3, {TEXTOID, TIMESTAMPTZOID, INT8OID}},
+	[ST_POP_FLOW] = {"pop_flow",
+		POP_DELETE_SQL POP_FLOW_RESULT_SQL,
+		3, {TEXTOID, TIMESTAMPTZOID, INT8OID}},
+	[ST_POP_HISTORY_FLOW] = {"pop_history_flow",
+		POP_DELETE_SQL ","
+		" h AS ("
+		JOBQ_HISTORY_ROW_FLOW_SQL("'completed'", "d.attempt + 1", "NULL", "NULL", "$2", "$2",
+								  "d.errors", "NULL")
+		")"
+		POP_FLOW_RESULT_SQL,
 		3, {TEXTOID, TIMESTAMPTZOID, INT8OID}},
 };
 
@@ -98,6 +123,8 @@ jobq_pop(PG_FUNCTION_ARGS)
 	Datum		values[3];
 	TupleDesc	desc;
 	Tuplestorestate *store;
+	bool		flows;
+	int			st;
 	int			rc;
 
 	jobq_require(fcinfo, ARG_MAX_JOBS, "max_jobs");
@@ -121,9 +148,10 @@ jobq_pop(PG_FUNCTION_ARGS)
 	values[0] = PointerGetDatum(queue);
 	values[1] = TimestampTzGetDatum(jobq_now());
 	values[2] = Int64GetDatum((int64) PG_GETARG_INT32(ARG_MAX_JOBS));
-	rc = SPI_execute_plan(jobq_plan(&jobq_pop_statements,
-									settings.keeps_completed ? ST_POP_HISTORY : ST_POP),
-						  values, NULL, false, 0);
+	flows = jobq_flows_available();
+	st = settings.keeps_completed ? (flows ? ST_POP_HISTORY_FLOW : ST_POP_HISTORY) :
+		(flows ? ST_POP_FLOW : ST_POP);
+	rc = SPI_execute_plan(jobq_plan(&jobq_pop_statements, st), values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "pop");
 	/* popped jobs are completed: their awaiters hear of it (not preloaded: no loop) */
 	for (uint64 r = 0; jobq_await_on && r < SPI_processed; r++)
@@ -135,7 +163,15 @@ jobq_pop(PG_FUNCTION_ARGS)
 	}
 	jobq_count_rows(settings.keeps_completed ? JOBQ_EV_POPPED_KEPT : JOBQ_EV_POPPED, 2, 0, 0);
 	jobq_finished_rows(JOBQ_AWAIT_COMPLETED, 1, 0, 2);
-	jobq_srf_put_spi(store, desc);
+	if (flows)
+	{
+		/* the result's columns by name (flow_id is not one), then the dependents */
+		jobq_srf_put_spi_by_name(store, desc);
+		jobq_flow_resolve_rows(COL_POP_ID, COL_POP_FLOW_ID, "completed",
+							   DatumGetTimestampTz(values[1]));
+	}
+	else
+		jobq_srf_put_spi(store, desc);
 	jobq_spi_finish();
 	return (Datum) 0;
 }

@@ -23,6 +23,7 @@
  *-------------------------------------------------------------------------
  */
 #include "jobq.h"
+#include "jobq_sql.h"
 #include "groups.h"
 
 #include "catalog/pg_collation.h"
@@ -128,6 +129,7 @@ enum
 	ST_ALTER_QUEUE_010,
 	ST_COUNT_LIVE_JOBS,
 	ST_DROP_QUEUE,
+	ST_DROP_QUEUE_FLOW,
 	ST_SET_PAUSED,
 	ST_QUEUES,
 	ST_QUEUES_010,
@@ -165,6 +167,23 @@ static JobqStatement statements[NUM_STATEMENTS] = {
 		" h AS (DELETE FROM jobq.history WHERE queue = $1),"
 		" s AS (DELETE FROM jobq.stale_acks WHERE queue = $1)"
 		" DELETE FROM jobq.queues WHERE name = $1",
+		1, {TEXTOID}},
+
+	/*
+	 * flows (0.2.0's SQL): the same, forgetting the edges and memberships
+	 * of the queue's jobs (JOBQ_FLOW_FORGET_SQL), and returning its live
+	 * jobs of flows (id, flow_id), whose dependents in other queues are
+	 * then resolved as of parents purged (flows.c)
+	 */
+	[ST_DROP_QUEUE_FLOW] = {"drop_queue_flow",
+		"WITH j AS (DELETE FROM jobq.jobs WHERE queue = $1 RETURNING id, flow_id),"
+		" h AS (DELETE FROM jobq.history WHERE queue = $1 RETURNING id, flow_id),"
+		" s AS (DELETE FROM jobq.stale_acks WHERE queue = $1),"
+		" q AS (DELETE FROM jobq.queues WHERE name = $1),"
+		" g AS (SELECT j.id, j.flow_id FROM j WHERE j.flow_id IS NOT NULL"
+		"       UNION ALL SELECT h.id, h.flow_id FROM h WHERE h.flow_id IS NOT NULL),"
+		JOBQ_FLOW_FORGET_SQL("g")
+		" SELECT j.id, j.flow_id FROM j WHERE j.flow_id IS NOT NULL",
 		1, {TEXTOID}},
 	/* $1 queue, $2 paused; o: the row before the update, to tell a real resume */
 	[ST_SET_PAUSED] = {"set_paused",
@@ -593,9 +612,20 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 					 errhint("Wait for them to finish, cancel them, or pass force => true.")));
 	}
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_DROP_QUEUE),
-						  &arg, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_DELETE, "drop queue");
+	if (jobq_flows_available())
+	{
+		rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_DROP_QUEUE_FLOW),
+							  &arg, NULL, false, 0);
+		jobq_spi_check(rc, SPI_OK_SELECT, "drop queue");
+		/* the dropped jobs left no trace: their dependents see them purged */
+		jobq_flow_resolve_rows(1, 2, "purged", jobq_now());
+	}
+	else
+	{
+		rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_DROP_QUEUE),
+							  &arg, NULL, false, 0);
+		jobq_spi_check(rc, SPI_OK_DELETE, "drop queue");
+	}
 	jobq_groups_forget(queue);
 	jobq_audit_record("drop_queue", queue, (Datum) 0, NULL, 1, "force", force ? "true" : "false",
 					  NULL);

@@ -69,6 +69,7 @@ enum
 	ST_EXPIRE_GROUPED,
 	ST_PURGE_HISTORY,
 	ST_EXPIRE_FLOW,
+	ST_PURGE_HISTORY_FLOW,
 	NUM_STATEMENTS
 };
 
@@ -166,6 +167,20 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"  LIMIT $3),"
 		" del AS (DELETE FROM jobq.history h"
 		"   WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING h.queue, h.state)"
+		" SELECT (SELECT count(*) FROM del)," JOBQ_FINISHED_COUNTS_SQL("del"),
+		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
+	/* flows (0.2.0's SQL): the same, forgetting the purged jobs' edges and memberships */
+	[ST_PURGE_HISTORY_FLOW] = {"purge_history_flow",
+		"WITH p AS ("
+		PURGE_PROBE_SQL("completed", "completed_retention")
+		"  UNION ALL"
+		PURGE_PROBE_SQL("cancelled", "completed_retention")
+		"  UNION ALL"
+		PURGE_PROBE_SQL("dead", "dead_retention")
+		"  LIMIT $3),"
+		" del AS (DELETE FROM jobq.history h"
+		"   WHERE h.id = ANY (ARRAY(SELECT p.id FROM p)) RETURNING h.queue, h.state, h.id, h.flow_id),"
+		JOBQ_FLOW_FORGET_SQL("del")
 		" SELECT (SELECT count(*) FROM del)," JOBQ_FINISHED_COUNTS_SQL("del"),
 		3, {TIMESTAMPTZOID, TEXTOID, INT8OID}},
 };
@@ -377,7 +392,9 @@ jobq_sweep_run(text *queue, int64 max_rows, int64 *out)
 	if (grouped && out[0] + out[1] > 0)
 		expired_groups(DatumGetTimestampTz(values[0]));
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_sweep_statements, ST_PURGE_HISTORY),
+	rc = SPI_execute_plan(jobq_plan(&jobq_sweep_statements,
+									jobq_flows_available() ? ST_PURGE_HISTORY_FLOW :
+									ST_PURGE_HISTORY),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "purge history");
 	out[2] = jobq_spi_getint64(0, COL_PURGE_PURGED, &isnull);
