@@ -445,6 +445,7 @@ jobq_complete(PG_FUNCTION_ARGS)
 	JobqSlots  *slots;
 	int			nslots;
 	JobqDirectCall direct = JOBQ_DIRECT_CALL_INIT;
+	bool		direct_flow;
 
 	require_id_token(fcinfo);
 	/* $1 id, $2 token, $3 finished_at, $4 result */
@@ -473,7 +474,13 @@ jobq_complete(PG_FUNCTION_ARGS)
 		jobq_direct_complete(&direct, DatumGetInt64(values[0]), DatumGetUUIDP(values[1]),
 							 nulls[3] == 'n' ? NULL : DatumGetJsonbP(values[3]),
 							 DatumGetTimestampTz(values[2]));
+	direct_flow = done && direct.flow_job;
 	jobq_direct_finish(&direct);
+	/* a job of a flow completed directly: its dependents, in one statement */
+	if (direct_flow)
+		jobq_flow_completed(DatumGetInt64(values[0]),
+							nulls[3] == 'n' ? NULL : DatumGetJsonbP(values[3]),
+							DatumGetTimestampTz(values[2]));
 	if (!done)
 	{
 		any_history = jobq_any_history_queue();
@@ -656,6 +663,9 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	JobqSlots  *slots;
 	int			nslots;
 	JobqDirectCall direct = JOBQ_DIRECT_CALL_INIT;
+	int64	   *flow_ids = NULL;
+	Jsonb	  **flow_results = NULL;
+	int			nflow = 0;
 
 	jobq_require(fcinfo, 0, "ids");
 	jobq_require(fcinfo, 1, "tokens");
@@ -723,13 +733,30 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	/* the jobs this session claimed, when none is grouped: their rows directly */
 	taken = 0;
 	for (int i = 0; i < n && ngrouped == 0; i++)
-		if (jobq_direct_complete(&direct, DatumGetInt64(id_items[i]),
-								 DatumGetUUIDP(token_items[i]),
-								 result_items == NULL || result_nulls[i] ? NULL :
-								 DatumGetJsonbP(result_items[i]),
-								 DatumGetTimestampTz(values[2])))
-			accepted[i] = true, taken++;
+	{
+		Jsonb	   *result = result_items == NULL || result_nulls[i] ? NULL :
+			DatumGetJsonbP(result_items[i]);
+
+		if (!jobq_direct_complete(&direct, DatumGetInt64(id_items[i]),
+								  DatumGetUUIDP(token_items[i]), result,
+								  DatumGetTimestampTz(values[2])))
+			continue;
+		accepted[i] = true, taken++;
+		if (direct.flow_job)
+		{
+			if (flow_ids == NULL)
+			{
+				flow_ids = palloc(sizeof(int64) * n);
+				flow_results = palloc(sizeof(Jsonb *) * n);
+			}
+			flow_ids[nflow] = DatumGetInt64(id_items[i]);
+			flow_results[nflow++] = result;
+		}
+	}
 	jobq_direct_finish(&direct);
+	/* the dependents of the jobs of flows completed directly, in one statement */
+	if (nflow > 0)
+		jobq_flow_completed_many(flow_ids, flow_results, nflow, DatumGetTimestampTz(values[2]));
 	/* the statements see those deleted, and take the rest */
 	any_history = taken < n && jobq_any_history_queue();
 	/* the statement with history takes what the plain one did not */

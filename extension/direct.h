@@ -80,9 +80,10 @@ typedef struct JobqDirectCall
 	Relation	history;
 	Datum	   *values;			/* a job's row, deformed (jobs' natts) */
 	bool	   *nulls;
+	bool		flow_job;		/* the job just completed is in a flow */
 } JobqDirectCall;
 
-#define JOBQ_DIRECT_CALL_INIT	{0, NULL, NULL, 0, NULL, NULL, NULL}
+#define JOBQ_DIRECT_CALL_INIT	{0, NULL, NULL, 0, NULL, NULL, NULL, false}
 
 extern bool jobq_direct_writes;
 extern void jobq_direct_define_gucs(void);

@@ -38,8 +38,7 @@
  *	  column this file does not know (a new column may need work at
  *	  complete: the flows' dependents, a group's slot);
  *	- a job whose row is no longer where, or what, the claim wrote;
- *	- a job with a group_key (groups.c keeps its group's row at complete)
- *	  or in a flow (flow_id: flows.c resolves its dependents);
+ *	- a job with a group_key (groups.c keeps its group's row at complete);
  *	- a queue that the settings cache does not find;
  *	- a queue that keeps completed history when jobq.history is not as
  *	  direct_history.c expects (which writes the history row otherwise);
@@ -47,6 +46,14 @@
  *	  (issue 19: a finished job frees a slot), or one that notifies
  *	  finished jobs (notify_finished, issue 16);
  *	- the setting jobq.direct_writes off.
+ *
+ * A job in a flow (flow_id set) is completed here too, and the call says
+ * so (JobqDirectCall.flow_job): the caller then resolves its dependents
+ * (flows.c), in a statement that takes its snapshot after this delete.  A
+ * dependent enqueued meanwhile gives the job a new row version (flows.c
+ * marks every parent) under a lock that heap_delete waits for, so that
+ * heap_delete refuses the version read here and the statement takes the
+ * job; one enqueued before the snapshot is seen by the caller's statement.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -104,7 +111,7 @@ static const JobqColumn direct_columns[DCOL_NCOLUMNS] = {	/* type InvalidOid: jo
 	/* a job with a group_key takes the statement (groups.c keeps its group) */
 	[DCOL_GROUP_KEY] = {"group_key", TEXTOID, true},
 	[DCOL_GROUP_SEQ] = {"group_seq", INT8OID, true},
-	/* a job in a flow takes the statement (flows.c resolves its dependents) */
+	/* a job in a flow: the caller resolves its dependents (flows.c) */
 	[DCOL_FLOW_ID] = {"flow_id", INT8OID, true},
 	[DCOL_PENDING_DEPS] = {"pending_deps", INT4OID, true},
 };
@@ -333,9 +340,6 @@ claimed_row(JobqDirectCall *call, const JobqDirectClaim *claim, int64 id,
 		return "another job's row is where the claim wrote it";
 	if (!job_nulls[DCOL_GROUP_KEY])
 		return "the job has a group";
-	/* NB: a dependent enqueued meanwhile sets it in a new row version: heap_delete refuses ours */
-	if (!job_nulls[DCOL_FLOW_ID])
-		return "the job is in a flow";
 	if (job_nulls[DCOL_TOKEN] ||
 		memcmp(DatumGetUUIDP(job[DCOL_TOKEN])->data, token->data, UUID_LEN) != 0)
 		return "its row has another token";
@@ -404,7 +408,8 @@ queue_allows(text *queue, bool *keeps)
  *	  Complete job id with token directly if this backend claimed it and
  *	  nothing in the header's list stands in the way: delete its row, write
  *	  its history row when its queue keeps history, and count it.  true:
- *	  completed (the caller notes the awaiters).  false: nothing was
+ *	  completed (the caller notes the awaiters, and with call->flow_job
+ *	  resolves the job's dependents).  false: nothing was
  *	  written, the statement is to complete it (or find the token stale).
  *	  result is the job's result or NULL; finished_at the complete's now.
  *	  call spans the jobs of one SQL call; jobq_direct_finish ends it.
@@ -422,6 +427,7 @@ jobq_direct_complete(JobqDirectCall *call, int64 id, const pg_uuid_t *token, Jso
 	bool		keeps = false;
 	const char *why;
 
+	call->flow_job = false;
 	if (!jobq_direct_writes)
 		return false;
 	claim = jobq_direct_find_claim(id, token);
@@ -464,7 +470,8 @@ jobq_direct_complete(JobqDirectCall *call, int64 id, const pg_uuid_t *token, Jso
 		jobq_count_latency(queue, false, DatumGetTimestampTz(job[DCOL_CLAIMED_AT]),
 						   finished_at);
 	jobq_direct_forget_claim(id);
-	elog(DEBUG2, "jobq: job " INT64_FORMAT " completed directly%s", id,
-		 keeps ? ", with its history row" : "");
+	call->flow_job = !job_nulls[DCOL_FLOW_ID];
+	elog(DEBUG2, "jobq: job " INT64_FORMAT " completed directly%s%s", id,
+		 keeps ? ", with its history row" : "", call->flow_job ? ", in a flow" : "");
 	return true;
 }

@@ -5,11 +5,12 @@
  *	  by admins.
  *
  * Dependencies are resolved inline, in the transaction that finishes a
- * parent (flows.c).  A few ways a job leaves jobq.jobs do not go through
- * that code (jobq_pop, the bulk cancels and deletes, jobq_drop_queue with
- * force, rows deleted or written by hand), and a bulk retry makes a dead
- * job live again without unblocking the edges that wait for it.  The pass
- * finds what they left behind and fixes it, in bounded steps:
+ * parent (flows.c), whichever way it ends (complete, fail, cancel, the
+ * sweep, jobq_pop, the bulk actions, jobq_drop_queue with force), and the
+ * retries unblock the edges that wait for a re-driven job.  What remains
+ * are rows deleted or written by hand (and what a build before those ends
+ * resolved their dependents left behind).  The pass finds them and fixes
+ * them, in bounded steps:
  *
  *	- pending edges whose parent is no longer live: resolved as the
  *	  parent ended (completed: satisfied with its result; dead or

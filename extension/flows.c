@@ -77,7 +77,6 @@ enum
 	ST_SELF_FLOW,
 	ST_INSERT_CHILD,
 	ST_INSERT_EDGES,
-	ST_LOCK_CHILDREN,
 	ST_SATISFY,
 	ST_BLOCK,
 	ST_CASCADE,
@@ -186,25 +185,35 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" SELECT $1, e.parent, $3, e.state, e.outcome"
 		" FROM unnest($2, $4, $5) AS e(parent, state, outcome)",
 		5, {INT8OID, INT8ARRAYOID, TEXTOID, TEXTARRAYOID, JSONBARRAYOID}},
-	/* $1 parents: lock their waiting children in id order */
-	[ST_LOCK_CHILDREN] = {"flow_lock_children",
-		"SELECT j.id FROM jobq.jobs j"
-		" WHERE j.id = ANY (ARRAY(SELECT d.child FROM jobq.deps d"
-		"                         WHERE d.parent = ANY ($1) AND d.state = 'pending'))"
-		"   AND j.state = 'waiting'"
-		" ORDER BY j.id FOR NO KEY UPDATE",
-		1, {INT8ARRAYOID}},
-
 	/*
 	 * $1 parents, $2 their outcomes, $3 the policy of the edges to satisfy
 	 * (NULL: all pending ones, the parents completed); returns the children
 	 * made ready, with their queue's notify and paused.
+	 *
+	 * One statement in three steps, in this order: l locks the waiting
+	 * children of every pending edge of the parents, in id order (see the
+	 * header), e satisfies the edges, u moves the children's counts.  l
+	 * runs first and whole because e's one-time filter counts its rows
+	 * (a CTE is read only as far as its reader reads, and LockRows locks
+	 * each row as it passes), and u reads e.  A child that a sibling's
+	 * transaction changed after this statement's snapshot is locked in its
+	 * newest version; u then updates that version (the executor re-checks
+	 * u's conditions and computes its counts on it, EvalPlanQual), so two
+	 * parents completing at once still decrement a child once each
+	 * (specs/iso_flows_fan_in.spec).
 	 */
 	[ST_SATISFY] = {"flow_satisfy",
-		"WITH e AS ("
+		"WITH l AS MATERIALIZED ("
+		"  SELECT j.id FROM jobq.jobs j"
+		"  WHERE j.id = ANY (ARRAY(SELECT d.child FROM jobq.deps d"
+		"                          WHERE d.parent = ANY ($1) AND d.state = 'pending'))"
+		"    AND j.state = 'waiting'"
+		"  ORDER BY j.id FOR NO KEY UPDATE),"
+		" e AS ("
 		"  UPDATE jobq.deps d SET state = 'satisfied',"
 		"    outcome = $2[pg_catalog.array_position($1, d.parent)]"
 		"  WHERE d.parent = ANY ($1) AND " EDGES_TO_SATISFY("d")
+		"    AND (SELECT pg_catalog.count(*) FROM l) >= 0"
 		"  RETURNING d.child),"
 		" u AS ("
 		"  UPDATE jobq.jobs j SET (pending_deps, state) = ("
@@ -539,24 +548,10 @@ jobq_flow_announce_readied(TimestampTz now)
 }
 
 /*
- * lock_children
- *	  Lock the waiting children of the pending edges of parents, in id
- *	  order (see the header).
- */
-static void
-lock_children(Datum parents)
-{
-	int			rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_LOCK_CHILDREN),
-									  &parents, NULL, false, 0);
-
-	jobq_spi_check(rc, SPI_OK_SELECT, "lock waiting children");
-}
-
-/*
  * satisfy
- *	  Satisfy the pending edges of parents (with policy, or all when NULL),
- *	  storing each parent's outcome; ready the children that wait for
- *	  nothing more.
+ *	  Lock the waiting children of the pending edges of parents, in id
+ *	  order; satisfy the edges (with policy, or all when NULL), storing
+ *	  each parent's outcome; ready the children that wait for nothing more.
  */
 static void
 satisfy(Datum parents, Datum outcomes, const char *policy, TimestampTz now)
@@ -685,7 +680,6 @@ jobq_flow_completed_many(const int64 *ids, Jsonb **results, int n, TimestampTz n
 
 	for (int i = 0; i < n; i++)
 		outcomes[i] = JsonbPGetDatum(completed_outcome(results ? results[i] : NULL));
-	lock_children(parents);
 	satisfy(parents, jsonb_array(outcomes, onulls, n), NULL, now);
 }
 
@@ -741,7 +735,7 @@ failed_generations(const int64 *first_ids, int n, const char *state, const char 
 		int			rc;
 		uint64		next;
 
-		lock_children(parents);
+		/* the children are locked by the satisfy, before the block and the cascade */
 		for (int i = 0; i < n; i++)
 			outcomes[i] = JsonbPGetDatum(failed_outcome(states[i], first ? error : NULL));
 		first = false;

@@ -215,7 +215,6 @@ FROM (VALUES
     (2, 'regress_complete_plain_nf', 'complete_plain_nf', 'int8, uuid, bool'),
     (3, 'regress_complete_batch_nf', 'complete_batch_nf', 'int8[], uuid[], timestamptz, jsonb[]'),
     (4, 'regress_complete_batch_plain_nf', 'complete_batch_plain_nf', 'int8[], uuid[], bool'),
-    (5, 'regress_flow_lock_children', 'flow_lock_children', 'int8[]'),
     (6, 'regress_flow_satisfy', 'flow_satisfy', 'int8[], jsonb[], text'),
     (7, 'regress_flow_cascade', 'flow_cascade', 'int8[], text[], timestamptz'),
     (8, 'regress_flow_dep_results', 'flow_dep_results', 'int8, uuid')
@@ -237,7 +236,6 @@ SELECT s.n, p !~ 'Seq Scan' AS no_seq_scan, p !~ 'Join Filter' AS no_join_filter
        p !~ 'Index Scan using \w+ on deps \w+\n\s+Index Cond: \(\w+ = [^)]*\)\n\s+Filter: [^\n]*(child|parent) ='
            AS edges_probed_by_both_columns
 FROM (VALUES
-    (5, $q$EXECUTE regress_flow_lock_children(ARRAY[5]::int8[])$q$),
     (6, $q$EXECUTE regress_flow_satisfy(ARRAY[5]::int8[], ARRAY['{}'::jsonb], NULL)$q$),
     (7, $q$EXECUTE regress_flow_cascade(ARRAY[5]::int8[], ARRAY['dead'], clock_timestamp())$q$),
     (8, $q$EXECUTE regress_flow_dep_results(5, gen_random_uuid())$q$)
@@ -248,7 +246,6 @@ DEALLOCATE regress_complete_nf;
 DEALLOCATE regress_complete_plain_nf;
 DEALLOCATE regress_complete_batch_nf;
 DEALLOCATE regress_complete_batch_plain_nf;
-DEALLOCATE regress_flow_lock_children;
 DEALLOCATE regress_flow_satisfy;
 DEALLOCATE regress_flow_cascade;
 DEALLOCATE regress_flow_dep_results;

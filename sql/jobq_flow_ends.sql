@@ -12,6 +12,9 @@ SET client_min_messages = warning;
 SELECT jobq_create_queue('fe', backoff_base => '0', backoff_cap => '0');
 SELECT jobq_create_queue('fe-nohist', completed_retention => '0');
 SELECT jobq_create_queue('fe-drop');
+-- what earlier tests left in the flow tables is not counted: the checks
+-- below take the jobs from the first one enqueued here on
+SELECT nextval(pg_get_serial_sequence('jobq.jobs', 'id')) + 1 AS first_id \gset
 
 -- a job's state wherever it is, with its pending edges
 CREATE FUNCTION fe_state(id bigint) RETURNS text LANGUAGE sql AS $$
@@ -62,6 +65,30 @@ SELECT jobq_enqueue('fe', '{"child": 2}', depends_on => ARRAY[:p]) AS c \gset
 SELECT count(*) AS popped FROM jobq_pop('fe-nohist', 5);
 SELECT fe_state(:p) AS parent, fe_state(:c) AS child, fe_edges(:c, :p) AS edges;
 SELECT count(*) AS popped_child FROM jobq_pop('fe', 10);
+
+-- a complete by the session that claimed the job deletes its row directly,
+-- in a flow too, and resolves its dependents after it (one statement);
+-- the same with jobq.direct_writes off (the statements); and a batch
+SELECT jobq_enqueue('fe', '{"parent": 10}', priority => -5) AS p1 \gset
+SELECT jobq_enqueue('fe', '{"parent": 11}', priority => -4) AS p2 \gset
+SELECT jobq_enqueue('fe', '{"parent": 12}', priority => -3) AS p3 \gset
+SELECT jobq_enqueue('fe', '{"c": 10}', depends_on => ARRAY[:p1, :p2]) AS c1 \gset
+SELECT jobq_enqueue('fe', '{"c": 11}', depends_on => ARRAY[:p2, :p3]) AS c2 \gset
+CREATE TEMP TABLE fe_claimed AS SELECT id, token FROM jobq_claim('fe', 'w', 3);
+SELECT array_agg(id - :p1 ORDER BY id) AS claimed FROM fe_claimed;
+SELECT jobq_complete(id, token, '{"one": 1}') FROM fe_claimed WHERE id = :p1;
+SELECT fe_state(:c1) AS c1, fe_edges(:c1, :p1) AS edges;
+SET jobq.direct_writes = off;
+SELECT jobq_complete(id, token, '{"two": 2}') FROM fe_claimed WHERE id = :p2;
+RESET jobq.direct_writes;
+SELECT fe_state(:c1) AS c1, fe_state(:c2) AS c2, fe_edges(:c2, :p1) AS c2_edges;
+SELECT count(*) AS completed FROM jobq_complete_batch(
+    ARRAY(SELECT id FROM fe_claimed WHERE id = :p3), ARRAY(SELECT token FROM fe_claimed WHERE id = :p3),
+    ARRAY['{"three": 3}'::jsonb]);
+SELECT fe_state(:c2) AS c2, fe_edges(:c2, :p1) AS c2_edges,
+       (SELECT count(*) FROM jobq.history WHERE id IN (:p1, :p2, :p3) AND flow_id = :p1) AS parents_kept;
+DROP TABLE fe_claimed;
+SELECT count(*) AS popped FROM jobq_pop('fe', 10);
 
 -- jobq_cancel_many of a parent: each edge's policy, in the same call;
 -- cancel cascades to the grandchild
@@ -174,6 +201,11 @@ FROM (VALUES
     ('fe_drop', 'drop_queue_flow', 'text')) AS s(name, stmt, types);
 BEGIN;
 SET LOCAL plan_cache_mode = force_generic_plan;
+-- tables the size of a busy server's (rolled back), so that the plans are
+-- the ones such a server gets, whatever earlier tests left
+INSERT INTO jobq.flow_jobs (flow_id, id) SELECT g, g FROM generate_series(-20000, -1) g;
+INSERT INTO jobq.deps (child, parent, on_failure, state)
+SELECT g, g - 1, 'cancel', 'satisfied' FROM generate_series(-20000, -1) g;
 SELECT s.n, p !~ 'Seq Scan on (deps|flow_jobs)' AS no_seq_scan,
        p ~ 'Index Cond: \(child = ANY' AS edges_by_child,
        p ~ 'Index (Only )?Scan using flow_jobs_pkey on flow_jobs m\s+Index Cond: \(\(flow_id = \w+\.flow_id\) AND \(id = \w+\.id\)\)'
@@ -185,20 +217,42 @@ FROM (VALUES
     (4, $q$EXECUTE fe_drop('fe')$q$)
 ) AS s(n, stmt), regress_plan(s.stmt) p
 ORDER BY s.n;
-COMMIT;
+ROLLBACK;
 DEALLOCATE fe_delete;
 DEALLOCATE fe_purge;
 DEALLOCATE fe_sweep_purge;
 DEALLOCATE fe_drop;
+
+-- the complete of a job in a flow resolves its dependents in one statement
+-- (flow_satisfy): it locks the waiting children in id order (CTE l, read
+-- whole by the edges' one-time filter) before it changes an edge or a count
+SELECT fe_prepare('fe_satisfy', 'flow_satisfy', 'int8[], jsonb[], text') AS prepared;
+BEGIN;
+SET LOCAL plan_cache_mode = force_generic_plan;
+SELECT p ~ 'CTE l\n\s+->  LockRows\n(.*\n)*?\s+->  Sort\n\s+Sort Key: j\.id\n' AS children_locked_in_id_order,
+       p ~ 'CTE e\n\s+->  Update on deps \w+\n\s+InitPlan \d+ \(returns \$\d+\)\n\s+->  Aggregate\n\s+->  CTE Scan on l\n\s+->  Result\n\s+One-Time Filter'
+           AS before_the_edges,
+       p ~ 'CTE u\n\s+->  Update on jobs \w+\n\s+InitPlan \d+ \(returns \$\d+\)\n\s+->  CTE Scan on e\n'
+           AS counts_after_the_edges
+FROM regress_plan($q$EXECUTE fe_satisfy(ARRAY[5]::int8[], ARRAY['{}'::jsonb], NULL)$q$) p;
+COMMIT;
+DEALLOCATE fe_satisfy;
 DROP FUNCTION fe_prepare(text, text, text);
 
 -- nothing was left for the repair pass
-SELECT * FROM jobq_flow_repair(1000);
+-- (what jobq_flow_repair would fix, among the jobs of this test)
+SELECT count(*) FILTER (WHERE d.state = 'pending' AND NOT EXISTS
+                            (SELECT 1 FROM jobq.jobs j WHERE j.id = d.parent)) AS pending_of_gone,
+       count(*) FILTER (WHERE d.state = 'blocked' AND EXISTS
+                            (SELECT 1 FROM jobq.jobs j WHERE j.id = d.parent)) AS blocked_of_live,
+       (SELECT count(*) FROM jobq.jobs WHERE id >= :first_id AND state = 'waiting'
+                                         AND pending_deps <= 0) AS waiting_for_nothing
+FROM jobq.deps d WHERE d.child >= :first_id;
 
 SELECT jobq_drop_queue('fe', force => true), jobq_drop_queue('fe-nohist', force => true);
-SELECT count(*) AS edges_left FROM jobq.deps;
+SELECT count(*) AS edges_left FROM jobq.deps WHERE child >= :first_id OR parent >= :first_id;
 -- but for the parent popped from the queue without history: a job that
 -- ends without a history row keeps its membership (jobq_flow_jobs lists
 -- it as purged; doc/flows.md, "Not yet")
-SELECT array_agg(id = :nohist_parent) AS members_left FROM jobq.flow_jobs;
+SELECT array_agg(id = :nohist_parent) AS members_left FROM jobq.flow_jobs WHERE id >= :first_id;
 DROP FUNCTION fe_state(bigint), fe_edges(bigint, bigint), fe_kill(bigint, text), fe_run(bigint, text);

@@ -178,9 +178,11 @@ SELECT dead FROM jobq_sweep('fl');
 SELECT fl_state(:a) AS parent, fl_state(:c) AS child,
        (SELECT flow_id FROM jobq.history WHERE id = :a) = :a AS history_keeps_flow;
 
--- the repair pass: a parent that left without resolving its dependents
--- (jobq_pop, a bulk cancel) is resolved as it ended; a bulk retry's parent
--- gets its blocked edges back; a waiting job with nothing to wait for runs
+-- the repair pass, for rows written by hand (every end of a job resolves
+-- its dependents itself: jobq_flow_ends): a parent that left without
+-- resolving its dependents (here a pop and a bulk cancel whose edges are
+-- then set back by hand) is resolved as it ended; a live parent gets its
+-- blocked edges back; a waiting job with nothing to wait for runs
 SELECT jobq_enqueue('fl', '{}') AS a \gset
 SELECT jobq_enqueue('fl', '{}', depends_on => ARRAY[:a]) AS c \gset
 SELECT jobq_enqueue('fl', '{}') AS b \gset
@@ -191,8 +193,11 @@ UPDATE jobq.jobs SET priority = -1000 WHERE id = :a;
 SELECT count(*) AS popped FROM jobq_pop('fl', 1);
 SELECT affected AS bulk_cancelled FROM jobq_cancel_many(ARRAY[:b]::bigint[]);
 SELECT fl_kill(:w);
+UPDATE jobq.deps SET state = 'pending', outcome = NULL WHERE child IN (:c, :d);
+UPDATE jobq.jobs SET state = 'waiting', pending_deps = 1 WHERE id IN (:c, :d);
 SELECT fl_state(:c) AS after_pop, fl_state(:d) AS after_bulk_cancel, fl_state(:e) AS blocked;
 SELECT affected AS bulk_retried FROM jobq_retry_many(ARRAY[:w]::bigint[]);
+UPDATE jobq.deps SET state = 'blocked' WHERE child = :e;
 INSERT INTO jobq.jobs (queue, state, priority, run_at, max_attempts, enqueued_at, payload, flow_id, pending_deps)
 VALUES ('fl', 'waiting', 0, now(), 1, now(), '{"by": "hand"}', 1, 0);
 SELECT * FROM jobq_flow_repair();
