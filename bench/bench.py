@@ -1691,13 +1691,16 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
         w(f'Claimed jobs of queue `bench` (retention 0) completed one per transaction by a '
           'PL/pgSQL procedure: without dependents; each with one waiting dependent (the flow '
           'path, which readies it); 10,000 parents of one waiting child (a fan-in: every '
-          'complete updates the same child). Regenerate alone with '
-          '`bench/run.sh --only flows --port 5520` (doc/flows.md).\n')
+          'complete updates the same child), completed by another session than the claim\'s '
+          '(the statements); and the first two completed by the session that claimed them '
+          '("claimer": the direct complete, as jobq-worker\'s; compared with "none claimer"). '
+          'Regenerate alone with `bench/run.sh --only flows --port 5520` (doc/flows.md).\n')
         w('| case | jobs | completes/s | vs none |')
         w('|---|---:|---:|---:|')
-        base = best(R, 'flows/none')
-        for name in ('none', 'one_dependent', 'fan_in_10000'):
+        for name in ('none', 'one_dependent', 'fan_in_10000', 'none_claimer',
+                     'one_dependent_claimer'):
             r = best(R, f'flows/{name}')
+            base = best(R, 'flows/none_claimer' if name.endswith('_claimer') else 'flows/none')
             if r:
                 ratio = r['best'] / base['best'] if base and base['best'] else None
                 w(f'| {name.replace("_", " ")} | {r["extra"].get("jobs", "")} | {cell(r)} | {fmt(ratio)}× |')

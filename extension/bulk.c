@@ -79,6 +79,8 @@ PG_FUNCTION_INFO_V1(jobq_run_now_where);
 #define BY_IDS_SQL(TABLE, STATE_COND, LOCK) \
 	"SELECT id FROM " TABLE " WHERE id = ANY ($1) AND " STATE_COND \
 	" ORDER BY id FOR " LOCK " SKIP LOCKED"
+/* the same as CTE c, the start of every id-form statement */
+#define BY_IDS_WITH(TABLE, STATE_COND, LOCK) "WITH c AS (" BY_IDS_SQL(TABLE, STATE_COND, LOCK) "),"
 
 /*
  * The actions, each on the jobs of CTE c, $2 now.  The cancels return one
@@ -178,28 +180,28 @@ static void build_statements(void);
 static JobqStatement statements[NUM_STATEMENTS] = {
 	/* $1 ids, $2 now */
 	[ST_RETRY_IDS] = {"retry_many",
-		"WITH c AS (" BY_IDS_SQL("jobq.history", "state = 'dead'", "UPDATE") "),"
+		BY_IDS_WITH("jobq.history", "state = 'dead'", "UPDATE")
 		JOBQ_REDRIVE_SQL,
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 	[ST_RETRY_IDS_GROUPED] = {"retry_many_grouped",
-		"WITH c AS (" BY_IDS_SQL("jobq.history", "state = 'dead'", "UPDATE") "),"
+		BY_IDS_WITH("jobq.history", "state = 'dead'", "UPDATE")
 		JOBQ_REDRIVE_GROUPED_SQL,
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 	[ST_CANCEL_READY_IDS] = {"cancel_many_ready",
-		"WITH c AS (" BY_IDS_SQL("jobq.jobs", "state = 'ready'", "UPDATE") "),"
+		BY_IDS_WITH("jobq.jobs", "state = 'ready'", "UPDATE")
 		CANCEL_READY_SQL,
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 	[ST_CANCEL_DEAD_IDS] = {"cancel_many_dead",
-		"WITH c AS (" BY_IDS_SQL("jobq.history", "state = 'dead'", "UPDATE") "),"
+		BY_IDS_WITH("jobq.history", "state = 'dead'", "UPDATE")
 		CANCEL_DEAD_SQL,
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 	/* $1 ids ($2 now is unused but keeps one argument list for all) */
 	[ST_DELETE_IDS] = {"delete_many",
-		"WITH c AS (" BY_IDS_SQL("jobq.history", "$2 IS NOT NULL", "UPDATE") "),"
+		BY_IDS_WITH("jobq.history", "$2 IS NOT NULL", "UPDATE")
 		DELETE_SQL,
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 	[ST_RUN_NOW_IDS] = {"run_now_many",
-		"WITH c AS (" BY_IDS_SQL("jobq.jobs", "state = 'ready' AND run_at > $2", "NO KEY UPDATE") "),"
+		BY_IDS_WITH("jobq.jobs", "state = 'ready' AND run_at > $2", "NO KEY UPDATE")
 		RUN_NOW_SQL,
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 
@@ -213,15 +215,15 @@ static JobqStatement statements[NUM_STATEMENTS] = {
 		5, {TEXTOID, TEXTOID, INT4OID, TEXTOID, JSONBOID}},
 	/* flows: $1 ids, $2 now, as above */
 	[ST_RETRY_IDS_FLOW] = {"retry_many_flow",
-		"WITH c AS (" BY_IDS_SQL("jobq.history", "state = 'dead'", "UPDATE") "),"
+		BY_IDS_WITH("jobq.history", "state = 'dead'", "UPDATE")
 		JOBQ_REDRIVE_FLOW_SQL,
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 	[ST_CANCEL_LIVE_IDS_FLOW] = {"cancel_many_live_flow",
-		"WITH c AS (" BY_IDS_SQL("jobq.jobs", "state IN ('ready', 'waiting')", "UPDATE") "),"
+		BY_IDS_WITH("jobq.jobs", "state IN ('ready', 'waiting')", "UPDATE")
 		CANCEL_LIVE_FLOW_SQL,
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 	[ST_DELETE_IDS_FLOW] = {"delete_many_flow",
-		"WITH c AS (" BY_IDS_SQL("jobq.history", "$2 IS NOT NULL", "UPDATE") "),"
+		BY_IDS_WITH("jobq.history", "$2 IS NOT NULL", "UPDATE")
 		DELETE_FLOW_SQL,
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 };

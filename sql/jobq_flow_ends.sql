@@ -229,7 +229,10 @@ DEALLOCATE fe_drop;
 SELECT fe_prepare('fe_satisfy', 'flow_satisfy', 'int8[], jsonb[], text') AS prepared;
 BEGIN;
 SET LOCAL plan_cache_mode = force_generic_plan;
-SELECT p ~ 'CTE l\n\s+->  LockRows\n(.*\n)*?\s+->  Sort\n\s+Sort Key: j\.id\n' AS children_locked_in_id_order,
+-- (in id order: sorted, or read so from jobs_pkey, as the planner finds cheaper)
+SELECT p ~ 'CTE l\n\s+->  LockRows\n'
+       AND substring(p from 'CTE l\n(.*)CTE e\n') ~ '(Sort Key: j\.id\n|Index Scan using jobs_pkey on jobs j\n)'
+           AS children_locked_in_id_order,
        p ~ 'CTE e\n\s+->  Update on deps \w+\n\s+InitPlan \d+ \(returns \$\d+\)\n\s+->  Aggregate\n\s+->  CTE Scan on l\n\s+->  Result\n\s+One-Time Filter'
            AS before_the_edges,
        p ~ 'CTE u\n\s+->  Update on jobs \w+\n\s+InitPlan \d+ \(returns \$\d+\)\n\s+->  CTE Scan on e\n'
