@@ -206,8 +206,11 @@ SET LOCAL plan_cache_mode = force_generic_plan;
 INSERT INTO jobq.flow_jobs (flow_id, id) SELECT g, g FROM generate_series(-20000, -1) g;
 INSERT INTO jobq.deps (child, parent, on_failure, state)
 SELECT g, g - 1, 'cancel', 'satisfied' FROM generate_series(-20000, -1) g;
-SELECT s.n, p !~ 'Seq Scan on (deps|flow_jobs)' AS no_seq_scan,
+-- (jobq_purge and the drop take a whole queue's history, of any size: for
+-- them the planner may rightly hash the memberships, 2 and 4 check the edges)
+SELECT s.n, p !~ 'Seq Scan on deps' AND (s.n IN (2, 4) OR p !~ 'Seq Scan on flow_jobs') AS no_seq_scan,
        p ~ 'Index Cond: \(child = ANY' AS edges_by_child,
+       s.n IN (2, 4) OR
        p ~ 'Index (Only )?Scan using flow_jobs_pkey on flow_jobs m\s+Index Cond: \(\(flow_id = \w+\.flow_id\) AND \(id = \w+\.id\)\)'
            AS members_by_pkey
 FROM (VALUES
