@@ -229,7 +229,9 @@ run_claim_direct(Datum *values, const char *nulls, Datum *items, int n, bool ski
 			nq = 0;
 			break;
 		}
-		if (skip_limited && jobq_direct_queue_limited(&settings[nq]) != NULL)
+		/* NB: the queues run_claim_grouped_any claimed by their own statements */
+		if (skip_limited &&
+			(jobq_queue_grouped(&settings[nq]) || jobq_queue_limited(&settings[nq])))
 			continue;
 		queues[nq].queue = queue;
 		queues[nq].settings = &settings[nq];

@@ -102,6 +102,14 @@ SET client_min_messages = debug2;
 SELECT payload->>'n' AS n FROM jobq_claim(ARRAY['mq-fifo', 'mq-c'], 'w', 2);
 SELECT payload->>'n' AS n FROM jobq_claim(ARRAY['mq-fifo', 'mq-c'], 'w', 2);
 SET client_min_messages = warning;
+-- a queue with a group rate only (no groups, no limit) is no grouped queue:
+-- claimed with the others, through the statement (the direct claim leaves
+-- every queue with a rate to it)
+SELECT count(jobq_create_queue('mq-grate', group_rate => 5)) AS created;
+SELECT jobq_enqueue('mq-grate', '{"n": "r1"}') > 0 AS enqueued;
+SET client_min_messages = debug2;
+SELECT payload->>'n' AS n FROM jobq_claim(ARRAY['mq-fifo', 'mq-grate'], 'w', 2);
+SET client_min_messages = warning;
 
 -- 6. more than there is: every due job, then nothing; the delayed job stays
 SET client_min_messages = debug2;
@@ -113,7 +121,7 @@ SELECT bt_index_check('jobq.jobs_claim_idx', true), bt_index_check('jobq.jobs_le
        bt_index_check('jobq.jobs_pkey', true);
 
 SELECT jobq_drop_queue('mq-' || q, force => true) IS NOT NULL AS dropped
-FROM unnest(ARRAY['a', 'b', 'c', 'fifo']) q;
+FROM unnest(ARRAY['a', 'b', 'c', 'fifo', 'grate']) q;
 DROP FUNCTION regress_mq_expected(text[], integer);
 DROP FUNCTION regress_mq_leases(text);
 DROP FUNCTION regress_mq_claim(text);
