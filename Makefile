@@ -59,7 +59,8 @@ OBJS = \
 	extension/claim_limits.o \
 	extension/groups_admin.o \
 	extension/groups_reconcile.o \
-	extension/fail_rate_limited.o
+	extension/fail_rate_limited.o \
+	extension/group_counts.o
 
 # The version of this release, read from jobq.control: the one place where
 # it is written.  The library learns it from a -D (version.c), the install

@@ -27,6 +27,7 @@
  *-------------------------------------------------------------------------
  */
 #include "counters.h"
+#include "groups.h"
 
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
@@ -295,8 +296,11 @@ jobq_counts_collect(text *queue, int *n)
 /*
  * jobq_counts(queue text DEFAULT NULL) -> setof (queue, paused, ready,
  *		delayed, running, expired, completed, dead, cancelled,
- *		oldest_ready_age, exact, as_of, waiting)
- *	  waiting (flows) is last, so that readers by position are unchanged.
+ *		oldest_ready_age, exact, as_of, waiting, groups_active,
+ *		groups_blocked)
+ *	  The 0.2.0 columns (waiting of flows, the groups' counts) come last,
+ *	  so that readers by position are unchanged; a result type without
+ *	  them (the SQL of an earlier release) gets the columns it has.
  */
 Datum
 jobq_counts(PG_FUNCTION_ARGS)
@@ -313,8 +317,10 @@ jobq_counts(PG_FUNCTION_ARGS)
 	for (int i = 0; i < n; i++)
 	{
 		JobqQueueCounts *c = &counts[i];
-		Datum		v[13];
-		bool		nulls[13] = {false};
+		Datum		v[15];
+		bool		nulls[15] = {false};
+		int64		active = 0;
+		int64		blocked = 0;
 
 		v[0] = CStringGetTextDatum(c->queue);
 		v[1] = BoolGetDatum(c->paused);
@@ -329,7 +335,11 @@ jobq_counts(PG_FUNCTION_ARGS)
 		nulls[9] = !c->has_oldest;
 		v[10] = BoolGetDatum(c->exact);
 		v[11] = TimestampTzGetDatum(c->as_of);
-		v[12] = Int64GetDatum(c->waiting);	/* 0.2.0 with flows: last column */
+		v[12] = Int64GetDatum(c->waiting);	/* 0.2.0 with flows */
+		if (desc->natts > 13)	/* 0.2.0 with the groups' counts */
+			jobq_group_counts(cstring_to_text(c->queue), &active, &blocked);
+		v[13] = Int64GetDatum(active);
+		v[14] = Int64GetDatum(blocked);
 		tuplestore_putvalues(store, desc, v, nulls);
 	}
 	jobq_spi_finish();

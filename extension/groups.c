@@ -57,6 +57,8 @@ enum
 	ST_TO_BACK,
 	ST_LINE_LEAVE,
 	ST_LINE_JOIN,
+	ST_LINE_JOIN_BACK,
+	ST_DROP_IDLE,
 	ST_HISTORY_GROUP,
 	ST_GROUPED_JOB,
 	ST_GROUPED_JOBS,
@@ -69,6 +71,8 @@ enum
 #define COL_RESERVE_HEAD	2
 #define COL_REFRESH_ELIGIBLE 1
 #define COL_REFRESH_HEAD_RUN_AT 2
+#define COL_REFRESH_IDLE	3
+#define COL_REFRESH_KEY		4
 #define COL_JOB_ID			1
 #define COL_JOB_QUEUE		2
 #define COL_JOB_KEY			3
@@ -99,7 +103,8 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		JOBQ_GROUP_LINE_SQL("x.id, x.priority, x.run_at", "$1", "c.key", "")
 		"    LIMIT 1) h ON true"
 		" WHERE g.queue = $1 AND g.key = ANY ($2) AND g.key = c.key"
-		" RETURNING g.eligible, g.head_run_at",
+		" RETURNING g.eligible, g.head_run_at,"
+		"  g.head_id IS NULL AND g.running = 0 AND g.blocked_by IS NULL, g.key",
 		5, {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, INT4OID, TIMESTAMPTZOID}},
 	/* $1 queue, $2 key, $3 the dead head, $4 now */
 	[ST_BLOCK] = {"group_block",
@@ -134,11 +139,34 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" WHERE gl.queue = $1 AND gl.key = $2 AND gl.seq = $3"
 		"   AND NOT EXISTS (SELECT 1 FROM jobq.jobs j WHERE j.id = gl.id)",
 		3, {TEXTOID, TEXTOID, INT8OID}},
-	/* $1 queue, $2 key, $3 group_seq, $4 id: a re-driven job, back in line */
+	/*
+	 * $1 queue, $2 key, $3 group_seq, $4 id: a re-driven job, back in line;
+	 * returns the job that holds that place (another one: the group's row
+	 * was removed while it was dead and its place given again)
+	 */
 	[ST_LINE_JOIN] = {"group_line_join",
-		"INSERT INTO jobq.group_jobs (queue, key, seq, id) VALUES ($1, $2, $3, $4)"
-		" ON CONFLICT DO NOTHING",
+		"WITH i AS (INSERT INTO jobq.group_jobs (queue, key, seq, id) VALUES ($1, $2, $3, $4)"
+		"  ON CONFLICT DO NOTHING RETURNING id)"
+		" SELECT id FROM i UNION ALL SELECT gl.id FROM jobq.group_jobs gl"
+		"  WHERE gl.queue = $1 AND gl.key = $2 AND gl.seq = $3",
 		4, {TEXTOID, TEXTOID, INT8OID, INT8OID}},
+	/* $1 queue, $2 key, $3 id: a re-driven job whose place is taken, at the back */
+	[ST_LINE_JOIN_BACK] = {"group_line_join_back",
+		"WITH s AS (UPDATE jobq.groups SET seq_next = seq_next + 1"
+		"  WHERE queue = $1 AND key = $2 RETURNING seq_next - 1 AS seq),"
+		" l AS (INSERT INTO jobq.group_jobs (queue, key, seq, id) SELECT $1, $2, s.seq, $3 FROM s)"
+		" UPDATE jobq.jobs j SET group_seq = s.seq FROM s WHERE j.id = $3 RETURNING s.seq",
+		3, {TEXTOID, TEXTOID, INT8OID}},
+	/*
+	 * $1 queue, $2 keys of locked groups, $3 now: remove those that are
+	 * idle (no job in line, none running, no dead head holding them) and
+	 * whose rate has nothing left to hold back (tat reached: a new row
+	 * allows the same burst)
+	 */
+	[ST_DROP_IDLE] = {"group_drop_idle",
+		"DELETE FROM jobq.groups g WHERE g.queue = $1 AND g.key = ANY ($2)"
+		" AND " JOBQ_GROUP_IDLE_SQL("$3"),
+		3, {TEXTOID, TEXTARRAYOID, TIMESTAMPTZOID}},
 	/* $1 id, $2 key, $3 seq: a grouped job that just went to history */
 	[ST_HISTORY_GROUP] = {"group_history",
 		"UPDATE jobq.history SET group_key = $2, group_seq = $3 WHERE id = $1",
@@ -287,12 +315,34 @@ lock_groups(text *queue, text **keys, int n)
 }
 
 /*
+ * drop_idle_groups
+ *	  Remove the rows of the locked groups keys[0..n-1] of queue that the
+ *	  change just left idle (doc/groups.md, "Idle groups").  The caller
+ *	  holds their row locks since before its changes, so no enqueue into
+ *	  them is under way: an enqueue that comes now waits for this
+ *	  transaction, and its INSERT ... ON CONFLICT then finds the row gone
+ *	  and makes a new one.  The statement checks the line itself (a
+ *	  snapshot after the locks), not only the copies in the row.
+ */
+static void
+drop_idle_groups(text *queue, text **keys, int n)
+{
+	Datum		args[3] = {PointerGetDatum(queue), text_array(keys, n),
+	TimestampTzGetDatum(jobq_now())};
+	int			rc;
+
+	rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_DROP_IDLE), args, NULL, false, 0);
+	jobq_spi_check(rc, SPI_OK_DELETE, "remove idle groups");
+}
+
+/*
  * refresh_groups
  *	  Apply the running deltas to the locked groups keys[0..n-1] (distinct)
  *	  of queue, and read their heads and eligibility again; claimed_at is
  *	  the claim's time, or 0 for any other change.  With announce, tell
  *	  waiting claims of the groups that may run now (wake.c): a complete
- *	  that frees a FIFO group makes its next job claimable.
+ *	  that frees a FIFO group makes its next job claimable.  A change that
+ *	  is not a claim may leave a group idle: its row goes.
  */
 static void
 refresh_groups(text *queue, const JobqQueueSettings *settings, text **keys,
@@ -301,6 +351,11 @@ refresh_groups(text *queue, const JobqQueueSettings *settings, text **keys,
 	Datum		args[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	Datum	   *delta_items = palloc(sizeof(Datum) * n);
+	text	  **idle = NULL;
+	int			nidle = 0;
+	TimestampTz now = jobq_now();
+	TimestampTz due = 0;
+	int64		count = 0;
 	int			rc;
 
 	for (int i = 0; i < n; i++)
@@ -315,34 +370,39 @@ refresh_groups(text *queue, const JobqQueueSettings *settings, text **keys,
 	rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_REFRESH), args, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "refresh groups");
 	pfree(delta_items);
-	if (announce)
+	for (uint64 r = 0; r < SPI_processed; r++)
 	{
-		TimestampTz now = jobq_now();
-		TimestampTz due = 0;
-		int64		count = 0;
+		bool		isnull;
 
-		for (uint64 r = 0; r < SPI_processed; r++)
+		if (claimed_at == 0 && jobq_spi_getbool(r, COL_REFRESH_IDLE, &isnull))
 		{
-			bool		isnull;
-
-			if (!jobq_spi_getbool(r, COL_REFRESH_ELIGIBLE, &isnull))
-				continue;
-			{
-				TimestampTz at = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[r],
-																   SPI_tuptable->tupdesc,
-																   COL_REFRESH_HEAD_RUN_AT,
-																   &isnull));
-
-				if (count == 0 || at < due)
-					due = at;
-			}
-			count++;
+			if (idle == NULL)
+				idle = palloc(sizeof(text *) * SPI_processed);
+			idle[nidle++] = (text *) SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[r],
+																	 SPI_tuptable->tupdesc,
+																	 COL_REFRESH_KEY,
+																	 &isnull), false, -1);
+			continue;
 		}
-		if (count > 0)
-			jobq_announce_ready(queue, count, Max(due, now), now, settings->notify,
-								settings->paused);
+		if (!announce || !jobq_spi_getbool(r, COL_REFRESH_ELIGIBLE, &isnull))
+			continue;
+		{
+			TimestampTz at = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[r],
+															   SPI_tuptable->tupdesc,
+															   COL_REFRESH_HEAD_RUN_AT,
+															   &isnull));
+
+			if (count == 0 || at < due)
+				due = at;
+		}
+		count++;
 	}
 	SPI_freetuptable(SPI_tuptable);
+	if (count > 0)
+		jobq_announce_ready(queue, count, Max(due, now), now, settings->notify,
+							settings->paused);
+	if (nidle > 0)
+		drop_idle_groups(queue, idle, nidle);
 }
 
 /*
@@ -465,14 +525,33 @@ line_leave(const JobqGroupedJob *job)
 }
 
 static void
-line_join(const JobqGroupedJob *job)
+line_join(JobqGroupedJob *job)
 {
 	Datum		args[4] = {PointerGetDatum(job->queue), PointerGetDatum(job->key),
 	Int64GetDatum(job->seq), Int64GetDatum(job->id)};
+	bool		isnull;
+	bool		taken;
 	int			rc;
 
 	rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_LINE_JOIN), args, NULL, false, 0);
-	jobq_spi_check(rc, SPI_OK_INSERT, "put a job back in its group's line");
+	jobq_spi_check(rc, SPI_OK_SELECT, "put a job back in its group's line");
+	taken = SPI_processed > 0 && jobq_spi_getint64(0, 1, &isnull) != job->id;
+	SPI_freetuptable(SPI_tuptable);
+	if (!taken)
+		return;
+
+	/*
+	 * The group's row was removed while the job was dead (doc/groups.md,
+	 * "Idle groups": no job of the group was live), and a new row gave its
+	 * group_seq to a job enqueued since: this one goes behind them.
+	 */
+	args[2] = args[3];
+	rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_LINE_JOIN_BACK), args, NULL,
+						  false, 0);
+	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "put a job at the back of its group's line");
+	if (SPI_processed > 0)
+		job->seq = jobq_spi_getint64(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
 }
 
 /*
@@ -738,7 +817,7 @@ jobq_groups_redriven(JobqGroupedJob *jobs, int n)
 		rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_ADOPT), args, NULL, false, 0);
 		jobq_spi_check(rc, SPI_OK_INSERT, "take re-driven jobs back into their group");
 		for (int j = i; j < end; j++)
-			line_join(events[j].job);
+			line_join(&jobs[events[j].job - jobs]);	/* may move it back */
 		i = end;
 	}
 	jobq_groups_unblock_gone(PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL,

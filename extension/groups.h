@@ -37,6 +37,19 @@
 	" WHERE gl.queue = " QUEUE " AND gl.key = " KEY " AND x.state = 'ready'" EXTRA \
 	" ORDER BY gl.seq"
 
+/*
+ * JOBQ_GROUP_IDLE_SQL: the group row g has no reason left to exist (no job
+ * in its line, none running, no dead head holding it, and a rate that no
+ * longer holds anything back: with tat reached, a new row allows the same
+ * burst), at NOW.  Asked of a locked row, with a snapshot taken after the
+ * lock (doc/groups.md, "Idle groups").
+ */
+#define JOBQ_GROUP_IDLE_SQL(NOW) \
+	"g.head_id IS NULL AND g.running = 0 AND g.blocked_by IS NULL" \
+	" AND (g.tat IS NULL OR g.tat <= " NOW ")" \
+	" AND NOT EXISTS (SELECT 1 FROM jobq.group_jobs gl" \
+	"                 WHERE gl.queue = g.queue AND gl.key = g.key)"
+
 /* A grouped job, as the release paths read it before they change it */
 typedef struct JobqGroupedJob
 {
@@ -118,6 +131,10 @@ extern bool jobq_fail_rate_limited(Datum id, Datum token, TimestampTz now, Times
 /* group_claim.c */
 extern uint64 jobq_group_claim(Datum *values, const char *nulls, text *queue,
 							   const JobqQueueSettings *settings);
+
+/* group_counts.c: the groups of jobq_counts */
+extern const JobqStatements jobq_group_counts_statements;
+extern void jobq_group_counts(text *queue, int64 *active, int64 *blocked);
 
 /* groups_admin.c */
 extern void jobq_require_grouped_queue(text *queue, JobqQueuePriv priv);

@@ -60,6 +60,7 @@ enum
 	ST_LINE_MISSING,
 	ST_LOCK_GROUPS,
 	ST_FIX_GROUPS,
+	ST_DROP_IDLE,
 	NUM_STATEMENTS
 };
 
@@ -123,6 +124,15 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" WHERE f.stored IS DISTINCT FROM f.actual"
 		" ORDER BY a.queue, a.key, f.field",
 		2, {TEXTARRAYOID, TEXTARRAYOID}},
+	/*
+	 * $1 queues, $2 keys of the locked groups, $3 now: the idle ones go
+	 * (a row kept for its rate when its last job ended, or written by hand)
+	 */
+	[ST_DROP_IDLE] = {"groups_reconcile_drop_idle",
+		"DELETE FROM jobq.groups g USING unnest($1::text[], $2::text[]) AS k(queue, key)"
+		" WHERE g.queue = k.queue AND g.key = k.key AND g.key = ANY ($2)"
+		" AND " JOBQ_GROUP_IDLE_SQL("$3"),
+		3, {TEXTARRAYOID, TEXTARRAYOID, TIMESTAMPTZOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -232,6 +242,11 @@ jobq_groups_reconcile_run(text *queue, int max_groups, Tuplestorestate *store,
 						  false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "reconcile groups");
 	fixed += put_fixes(store, desc, log);
+	/* not drift: the rows a rate kept after their last job, once it passed */
+	args[2] = TimestampTzGetDatum(jobq_now());
+	rc = SPI_execute_plan(jobq_plan(&jobq_groups_reconcile_statements, ST_DROP_IDLE), args, NULL,
+						  false, 0);
+	jobq_spi_check(rc, SPI_OK_DELETE, "remove idle groups");
 	return fixed;
 }
 

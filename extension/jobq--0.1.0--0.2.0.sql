@@ -1844,6 +1844,29 @@ COMMENT ON FUNCTION @extschema@.jobq_flow_repair(integer) IS
 
 
 /* ========================================================================
+ * Groups in the counts (issue 19, FEATURES-0.2.md 6.4.11; doc/groups.md):
+ * jobq_counts gains groups_active (groups with a running job) and
+ * groups_blocked (groups a dead head holds), after waiting, so readers by
+ * position are unchanged (group_counts.c).
+ * ======================================================================== */
+DROP FUNCTION @extschema@.jobq_counts(text);
+CREATE FUNCTION @extschema@.jobq_counts(queue text DEFAULT NULL)
+RETURNS TABLE (queue text, paused boolean, ready bigint, delayed bigint, running bigint,
+               expired bigint, completed bigint, dead bigint, cancelled bigint,
+               oldest_ready_age interval, exact boolean, as_of timestamptz, waiting bigint,
+               groups_active bigint, groups_blocked bigint)
+AS 'MODULE_PATHNAME', 'jobq_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION @extschema@.jobq_counts(text) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_counts(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_counts(text)
+TO jobq_producer, jobq_monitor, jobq_reader;
+COMMENT ON FUNCTION @extschema@.jobq_counts(text) IS
+    'Counts the jobs of each queue by state at a cost independent of history; exact says whether every number is exact; for grouped queues, the groups running a job and those a dead head blocks.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

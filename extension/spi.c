@@ -75,6 +75,7 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_groups_admin_statements,
 	&jobq_groups_reconcile_statements,
 	&jobq_fail_rate_limited_statements,
+	&jobq_group_counts_statements,
 };
 
 /*

@@ -239,6 +239,7 @@ SELECT jobq_skip_head('g_ops', 'o') IS NOT NULL AS skipped_dead;
 SELECT count(*) AS blocked FROM jobq_blocked_groups('g_ops');
 SELECT jobq_skip_head('g_ops', 'o') IS NOT NULL AS skipped_ready;
 SELECT jobq_skip_head('g_ops', 'o') AS nothing_left;
+-- o has nothing left: its row is gone (idle groups, jobq_group_ops)
 SELECT key, live, head_id IS NOT NULL AS has_head FROM jobq_groups('g_ops');
 SELECT * FROM jobq_groups('g_plain');
 SELECT * FROM jobq_groups('g_ops', max_rows => 0);
