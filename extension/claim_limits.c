@@ -25,6 +25,12 @@
  * claim back, *retry_at says when the next token is due, and a waiting
  * claim sleeps until then (claim.c).
  *
+ * A claim attempt that a limit held back (it asked for more than the limit
+ * allowed, took all it allowed, and due jobs are left) counts in the
+ * queue's metrics at once, as limit_held or, when the rate allowed less
+ * than max_running, rate_held: one probe of an index, only when the limit
+ * decided the claim (FEATURES-0.2.md 6.4.11).
+ *
  * A claim that takes nothing must not keep the lock while a waiting claim
  * sleeps, or every other claimer of the queue would wait for it; so the
  * limited claim runs in a subtransaction, rolled back (with its lock)
@@ -37,6 +43,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "counters.h"
 #include "groups.h"
 
 #include "access/xact.h"
@@ -55,6 +62,8 @@ enum
 	ST_READ_TAT,
 	ST_WRITE_TAT,
 	ST_JOBS_QUEUES,
+	ST_DUE_LEFT,
+	ST_DUE_LEFT_GROUPED,
 	NUM_STATEMENTS
 };
 
@@ -76,6 +85,16 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_JOBS_QUEUES] = {"limits_jobs_queues",
 		"SELECT queue, count(*) FROM jobq.jobs WHERE id = ANY ($1) GROUP BY queue",
 		1, {INT8ARRAYOID}},
+	/* $1 queue, $2 now: a due job that a claim could take (jobs_claim_idx) */
+	[ST_DUE_LEFT] = {"limits_due_left",
+		"SELECT EXISTS (SELECT 1 FROM jobq.jobs"
+		" WHERE queue = $1 AND state = 'ready' AND run_at <= $2)",
+		2, {TEXTOID, TIMESTAMPTZOID}},
+	/* ... of a grouped queue: a group whose head may run now (groups_eligible_idx) */
+	[ST_DUE_LEFT_GROUPED] = {"limits_due_left_grouped",
+		"SELECT EXISTS (SELECT 1 FROM jobq.groups g"
+		" WHERE g.queue = $1 AND g.eligible AND g.head_run_at <= $2)",
+		2, {TEXTOID, TIMESTAMPTZOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -145,11 +164,12 @@ jobq_lock_limited_claims(text *queue)
  * budget
  *	  Under the lock: how many of want jobs the queue's limits allow now;
  *	  *tat the queue's rate timestamp (0: none), *retry_at when the rate
- *	  allows the next one if it allows none.
+ *	  allows the next one if it allows none, *by_running how many
+ *	  max_running alone allows.
  */
 static int64
 budget(text *queue, const JobqQueueSettings *settings, int64 want, TimestampTz now,
-	   TimestampTz *tat, TimestampTz *retry_at)
+	   TimestampTz *tat, TimestampTz *retry_at, int64 *by_running)
 {
 	Datum		arg = PointerGetDatum(queue);
 	int64		max_running = jobq_setting_020(settings, max_running);
@@ -168,6 +188,7 @@ budget(text *queue, const JobqQueueSettings *settings, int64 want, TimestampTz n
 		want = Min(want, Max(max_running - jobq_spi_getint64(0, 1, &isnull), 0));
 		SPI_freetuptable(SPI_tuptable);
 	}
+	*by_running = want;
 	if (rate > 0 && want > 0)
 	{
 		rc = SPI_execute_plan(jobq_plan(&jobq_claim_limits_statements, ST_READ_TAT),
@@ -208,6 +229,33 @@ write_tat(text *queue, const JobqQueueSettings *settings, TimestampTz tat, Times
 }
 
 /*
+ * jobq_due_left
+ *	  Whether queue still has a due job that a claim could take, at now;
+ *	  the last statement's result (a claim's rows) stays in SPI_tuptable.
+ */
+bool
+jobq_due_left(text *queue, const JobqQueueSettings *settings, TimestampTz now)
+{
+	SPITupleTable *rows = SPI_tuptable;
+	uint64		processed = SPI_processed;
+	Datum		args[2] = {PointerGetDatum(queue), TimestampTzGetDatum(now)};
+	bool		isnull;
+	bool		left;
+	int			rc;
+
+	rc = SPI_execute_plan(jobq_plan(&jobq_claim_limits_statements,
+									jobq_queue_grouped(settings) ? ST_DUE_LEFT_GROUPED :
+									ST_DUE_LEFT),
+						  args, NULL, true, 1);
+	jobq_spi_check(rc, SPI_OK_SELECT, "look for due jobs");
+	left = jobq_spi_getbool(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	SPI_tuptable = rows;
+	SPI_processed = processed;
+	return left;
+}
+
+/*
  * jobq_claim_limited
  *	  Claim from one queue with queue-wide limits, which exists and is not
  *	  paused: values and nulls as claim.c's, claim the function that claims
@@ -224,7 +272,8 @@ jobq_claim_limited(Datum *values, char *nulls, text *queue, JobqQueueSettings *s
 	TimestampTz now = DatumGetTimestampTz(values[1]);
 	Datum		want = values[2];
 	TimestampTz tat;
-	int64		allowed;
+	volatile int64 allowed = 0;
+	volatile int64 by_running = 0;
 	volatile uint64 claimed = 0;
 
 	*retry_at = 0;
@@ -232,8 +281,12 @@ jobq_claim_limited(Datum *values, char *nulls, text *queue, JobqQueueSettings *s
 	MemoryContextSwitchTo(oldcxt);
 	PG_TRY();
 	{
+		int64		running_allows;
+
 		jobq_lock_limited_claims(queue);
-		allowed = budget(queue, settings, DatumGetInt64(want), now, &tat, retry_at);
+		allowed = budget(queue, settings, DatumGetInt64(want), now, &tat, retry_at,
+						 &running_allows);
+		by_running = running_allows;
 		if (allowed > 0)
 		{
 			values[2] = Int64GetDatum(allowed);
@@ -265,6 +318,12 @@ jobq_claim_limited(Datum *values, char *nulls, text *queue, JobqQueueSettings *s
 		RollbackAndReleaseCurrentSubTransaction();	/* and its lock */
 	MemoryContextSwitchTo(oldcxt);
 	CurrentResourceOwner = oldowner;
+
+	/* held back: asked for more than allowed, took all allowed, work left */
+	if (allowed < DatumGetInt64(want) && (int64) claimed == Max(allowed, 0) &&
+		jobq_due_left(queue, settings, now))
+		jobq_count(queue, allowed < by_running ? JOBQ_EV_RATE_LIMITED : JOBQ_EV_LIMIT_SATURATED,
+				   1);
 	return claimed;
 }
 

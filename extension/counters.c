@@ -126,6 +126,8 @@ static const EventEffect event_effects[JOBQ_COUNT_EVENTS] = {
 	[JOBQ_EV_UNBLOCKED] = {{1, 0, 0, 0, 0, -1}, {0}},
 	[JOBQ_EV_CANCELLED_WAITING] = {{0, 0, 0, 0, 1, -1}, {[JOBQ_METRIC_cancelled] = 1}},
 	[JOBQ_EV_REVIVED_WAITING] = {{0, 0, 0, 0, -1, 1}, {0}},
+	[JOBQ_EV_LIMIT_SATURATED] = {{0}, {[JOBQ_METRIC_limit_held] = 1}},
+	[JOBQ_EV_RATE_LIMITED] = {{0}, {[JOBQ_METRIC_rate_held] = 1}},
 };
 
 /*
@@ -330,11 +332,14 @@ jobq_count_event(text *queue, JobqCountEvent event, int64 n)
 	const EventEffect *effect = &event_effects[event];
 	CountDelta *d;
 
-	if (event == JOBQ_EV_STALE_ACK)
+	/* events of no transaction's outcome: counted when they happen */
+	if (event == JOBQ_EV_STALE_ACK || event == JOBQ_EV_LIMIT_SATURATED ||
+		event == JOBQ_EV_RATE_LIMITED)
 	{
 		int64		metric[JOBQ_METRICS] = {0};
 
-		metric[JOBQ_METRIC_stale_acks] = n;
+		for (int i = 0; i < JOBQ_METRICS; i++)
+			metric[i] = effect->metric[i] * n;
 		live_only(queue, metric);
 		return;
 	}

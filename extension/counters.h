@@ -71,6 +71,9 @@ typedef enum JobqCountEvent
 	JOBQ_EV_UNBLOCKED,			/* waiting -> ready */
 	JOBQ_EV_CANCELLED_WAITING,	/* waiting -> cancelled */
 	JOBQ_EV_REVIVED_WAITING,	/* cancelled -> waiting (retry with dependents) */
+	/* groups and limits (claim_limits.c, group_claim.c): counted at once */
+	JOBQ_EV_LIMIT_SATURATED,	/* a claim attempt max_running held back */
+	JOBQ_EV_RATE_LIMITED,		/* a claim attempt a rate held back */
 	JOBQ_COUNT_EVENTS
 } JobqCountEvent;
 

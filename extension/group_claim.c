@@ -24,6 +24,12 @@
  * the group stays eligible.  The cost is O(groups locked + jobs taken),
  * never O(jobs in the queue).
  *
+ * A claim attempt that the group rate held back (a group it took from
+ * allowed fewer jobs than it could run, or a group whose head is due
+ * waits for its rate, and the claim took fewer than max_jobs) counts in
+ * the queue's rate_held at once; only queues with a group_rate pay for
+ * the look.
+ *
  * NB: a group locked by the first statement from which the second takes
  * nothing (its head was being cancelled) stays locked to the end of the
  * caller's transaction, as rows a claim's LIMIT dropped do (claim.c).
@@ -35,6 +41,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "counters.h"
 #include "groups.h"
 #include "jobq_sql.h"
 
@@ -109,6 +116,7 @@ enum
 	ST_PICK_ROUND_ROBIN,
 	ST_CLAIM_HEADS,
 	ST_CLAIM_DUE,
+	ST_RATE_HELD,
 	NUM_STATEMENTS
 };
 
@@ -131,11 +139,49 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		GROUP_CLAIM_SQL(TAKE_DUE_SQL),
 		10, {TEXTOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID,
 		TEXTARRAYOID, INT4ARRAYOID, INT4OID, INTERVALOID}},
+	/* $1 queue, $2 now, $3 tolerance: a group whose due head waits for its rate */
+	[ST_RATE_HELD] = {"group_rate_held",
+		"SELECT EXISTS (SELECT 1 FROM jobq.groups g"
+		" WHERE g.queue = $1 AND g.eligible AND g.head_run_at <= $2 AND g.tat > $2 + $3)",
+		3, {TEXTOID, TIMESTAMPTZOID, INTERVALOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
 
 const JobqStatements jobq_group_claim_statements = {statements, NUM_STATEMENTS, plans, NULL};
+
+/*
+ * count_rate_held
+ *	  After a claim of queue at now that took claimed of max_jobs: count a
+ *	  hold of the group rate (tolerance tau) if cut (a group's rate allowed
+ *	  less than it could run) or a due group waits for its rate.  The
+ *	  claim's rows stay in SPI_tuptable.
+ */
+static void
+count_rate_held(text *queue, TimestampTz now, Interval *tau, bool cut, uint64 claimed,
+				int64 max_jobs)
+{
+	SPITupleTable *rows = SPI_tuptable;
+	Datum		args[3] = {PointerGetDatum(queue), TimestampTzGetDatum(now),
+	IntervalPGetDatum(tau)};
+	bool		isnull;
+	int			rc;
+
+	if ((int64) claimed >= max_jobs)
+		return;
+	if (!cut)
+	{
+		rc = SPI_execute_plan(jobq_plan(&jobq_group_claim_statements, ST_RATE_HELD), args, NULL,
+							  true, 1);
+		jobq_spi_check(rc, SPI_OK_SELECT, "look for groups held by their rate");
+		cut = jobq_spi_getbool(0, 1, &isnull);
+		SPI_freetuptable(SPI_tuptable);
+		SPI_tuptable = rows;
+		SPI_processed = claimed;
+	}
+	if (cut)
+		jobq_count(queue, JOBQ_EV_RATE_LIMITED, 1);
+}
 
 /*
  * jobq_group_claim
@@ -163,6 +209,7 @@ jobq_group_claim(Datum *values, const char *nulls, text *queue,
 	Datum	   *keys;
 	Datum	   *takes;
 	uint64		ngroups;
+	bool		cut = false;
 	int			rc;
 
 	/* the group rate (GCRA, claim_limits.c): its interval T and tolerance */
@@ -184,7 +231,11 @@ jobq_group_claim(Datum *values, const char *nulls, text *queue,
 	jobq_spi_check(rc, SPI_OK_SELECT, "pick groups");
 	ngroups = SPI_processed;
 	if (ngroups == 0)
+	{
+		if (rate > 0)
+			count_rate_held(queue, now, &tau, false, 0, max_jobs);
 		return 0;
+	}
 	keys = palloc(sizeof(Datum) * ngroups);
 	takes = palloc(sizeof(Datum) * ngroups);
 	for (uint64 i = 0; i < ngroups; i++)
@@ -201,11 +252,13 @@ jobq_group_claim(Datum *values, const char *nulls, text *queue,
 			Datum		tat = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
 											COL_PICK_TAT, &isnull);
 			TimestampTz retry_at;
+			int64		allows = jobq_gcra_allowance(isnull ? 0 : DatumGetTimestampTz(tat), now,
+													 interval.time,
+													 jobq_setting_020(settings, group_rate_burst),
+													 &retry_at);
 
-			take = Min(take, jobq_gcra_allowance(isnull ? 0 : DatumGetTimestampTz(tat), now,
-												 interval.time,
-												 jobq_setting_020(settings, group_rate_burst),
-												 &retry_at));
+			cut |= allows < take;
+			take = Min(take, allows);
 		}
 		takes[i] = Int32GetDatum((int32) take);
 	}
@@ -228,5 +281,7 @@ jobq_group_claim(Datum *values, const char *nulls, text *queue,
 									fifo ? ST_CLAIM_HEADS : ST_CLAIM_DUE),
 						  args, args_nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "claim from groups");
+	if (rate > 0)
+		count_rate_held(queue, now, &tau, cut, SPI_processed, max_jobs);
 	return SPI_processed;
 }

@@ -79,13 +79,13 @@ enum
 #define COL_JOB_SEQ			4
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
-	/* $1 queue, $2 key, $3 how many, $4 now */
+	/* $1 queue, $2 key, $3 how many, $4 now, $5 the first group_seq of a new row */
 	[ST_RESERVE] = {"group_reserve",
 		"INSERT INTO jobq.groups AS g (queue, key, seq_next, running, eligible, created_at)"
-		" VALUES ($1, $2, 1 + $3, 0, false, $4)"
+		" VALUES ($1, $2, $5 + $3, 0, false, $4)"
 		" ON CONFLICT (queue, key) DO UPDATE SET seq_next = g.seq_next + $3"
 		" RETURNING g.seq_next - $3, g.head_id IS NOT NULL",
-		4, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID}},
+		5, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, INT8OID}},
 	/* $1 queue, $2 keys */
 	[ST_LOCK] = {"group_lock",
 		"SELECT g.key FROM jobq.groups g"
@@ -262,6 +262,23 @@ jobq_require_grouped(text *queue, const JobqQueueSettings *settings, bool groupe
 }
 
 /*
+ * first_seq
+ *	  The first group_seq of a group's new row: the clock, in microseconds.
+ *	  A group's row goes when it is idle (drop_idle_groups) and comes back
+ *	  with its next enqueue; starting there keeps the group's group_seq
+ *	  above every value it had before, so that order and the uniqueness of
+ *	  a place hold across the removal, for as long as a group never draws
+ *	  more than a million places a second (each row draws one per job).
+ *	  The clock, not the transaction's time: one transaction may end a
+ *	  group and start it again.
+ */
+static int64
+first_seq(void)
+{
+	return (int64) GetCurrentTimestamp();
+}
+
+/*
  * jobq_group_reserve
  *	  Lock the group (queue, key), creating its row, and draw n group_seq
  *	  values; returns the first, and *has_head whether the group already
@@ -271,7 +288,7 @@ jobq_require_grouped(text *queue, const JobqQueueSettings *settings, bool groupe
 int64
 jobq_group_reserve(text *queue, text *key, int64 n, bool *has_head)
 {
-	Datum		args[4];
+	Datum		args[5];
 	bool		isnull;
 	int64		seq;
 	int			rc;
@@ -280,6 +297,7 @@ jobq_group_reserve(text *queue, text *key, int64 n, bool *has_head)
 	args[1] = PointerGetDatum(key);
 	args[2] = Int64GetDatum(n);
 	args[3] = TimestampTzGetDatum(jobq_now());
+	args[4] = Int64GetDatum(first_seq());
 	rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_RESERVE), args, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_INSERT_RETURNING, "reserve group sequence");
 	seq = jobq_spi_getint64(0, COL_RESERVE_SEQ, &isnull);
@@ -812,7 +830,8 @@ jobq_groups_redriven(JobqGroupedJob *jobs, int n)
 		}
 		args[0] = PointerGetDatum(events[i].job->queue);
 		args[1] = PointerGetDatum(events[i].job->key);
-		args[2] = Int64GetDatum(seq_next);
+		/* NB: a row made again starts above the group's old places too */
+		args[2] = Int64GetDatum(Max(seq_next, first_seq()));
 		args[3] = TimestampTzGetDatum(now);
 		rc = SPI_execute_plan(jobq_plan(&jobq_groups_statements, ST_ADOPT), args, NULL, false, 0);
 		jobq_spi_check(rc, SPI_OK_INSERT, "take re-driven jobs back into their group");

@@ -107,6 +107,7 @@ extern int64 jobq_gcra_interval(int64 rate, int64 per_s);
 extern int64 jobq_gcra_allowance(TimestampTz tat, TimestampTz now, int64 t, int64 burst,
 								 TimestampTz *retry_at);
 extern void jobq_lock_limited_claims(text *queue);
+extern bool jobq_due_left(text *queue, const JobqQueueSettings *settings, TimestampTz now);
 
 /* The slots of max_running queues that an ack frees (claim_limits.c) */
 typedef struct JobqSlots

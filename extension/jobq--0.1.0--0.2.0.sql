@@ -1844,10 +1844,12 @@ COMMENT ON FUNCTION @extschema@.jobq_flow_repair(integer) IS
 
 
 /* ========================================================================
- * Groups in the counts (issue 19, FEATURES-0.2.md 6.4.11; doc/groups.md):
- * jobq_counts gains groups_active (groups with a running job) and
- * groups_blocked (groups a dead head holds), after waiting, so readers by
- * position are unchanged (group_counts.c).
+ * Groups and limits in the counts and metrics (issue 19, FEATURES-0.2.md
+ * 6.4.11; doc/groups.md): jobq_counts gains groups_active (groups with a
+ * running job) and groups_blocked (groups a dead head holds), after
+ * waiting, so readers by position are unchanged (group_counts.c); the
+ * metrics count the claim attempts held back by max_running (limit_held)
+ * and by a rate (rate_held).
  * ======================================================================== */
 DROP FUNCTION @extschema@.jobq_counts(text);
 CREATE FUNCTION @extschema@.jobq_counts(queue text DEFAULT NULL)
@@ -1864,6 +1866,36 @@ GRANT EXECUTE ON FUNCTION @extschema@.jobq_counts(text)
 TO jobq_producer, jobq_monitor, jobq_reader;
 COMMENT ON FUNCTION @extschema@.jobq_counts(text) IS
     'Counts the jobs of each queue by state at a cost independent of history; exact says whether every number is exact; for grouped queues, the groups running a job and those a dead head blocks.';
+
+-- the claims limits held back: two metric counters more (limit_held,
+-- rate_held, JOBQ_METRIC_COUNTERS), and their columns in pg_stat_jobq,
+-- last so that readers by position are unchanged
+CREATE OR REPLACE VIEW @extschema@.pg_stat_jobq AS
+SELECT s.queue, s.paused, s.ready, s.delayed, s.running, s.expired,
+       s.completed, s.dead, s.cancelled, s.oldest_ready_age,
+       m.bucket AS minute,
+       m.counters[1] AS minute_enqueued,
+       m.counters[2] AS minute_claimed,
+       m.counters[3] AS minute_completed,
+       m.counters[4] AS minute_retried,
+       m.counters[5] AS minute_dead,
+       m.counters[6] AS minute_cancelled,
+       m.counters[7] AS minute_lease_expired,
+       m.counters[8] AS minute_stale_acks,
+       m.wait_p50 AS minute_wait_p50, m.wait_p95 AS minute_wait_p95,
+       m.wait_p99 AS minute_wait_p99,
+       m.run_p50 AS minute_run_p50, m.run_p95 AS minute_run_p95,
+       m.run_p99 AS minute_run_p99,
+       m.complete AS minute_complete,
+       m.counters[9] AS minute_limit_held,
+       m.counters[10] AS minute_rate_held
+FROM @extschema@.jobq_stats(NULL) s
+LEFT JOIN @extschema@.jobq_metrics(
+        NULL,
+        pg_catalog.date_trunc('minute', pg_catalog.now()) OPERATOR(pg_catalog.-) '1 minute'::pg_catalog.interval,
+        pg_catalog.date_trunc('minute', pg_catalog.now()),
+        '1 minute'::pg_catalog.interval) m
+  ON m.queue OPERATOR(pg_catalog.=) s.queue;
 
 
 /* ========================================================================

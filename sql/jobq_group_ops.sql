@@ -44,17 +44,37 @@ SELECT key, running, blocked_by IS NOT NULL AS blocked FROM jobq.groups WHERE qu
 SELECT jobq_skip_head('go_fifo', 'd') IS NOT NULL AS skipped;
 SELECT pg_temp.group_rows('go_fifo') AS rows_left;
 
--- a dead job whose group's row went, retried after a new job took its
--- place (group_seq 1 again): it goes behind that job, and runs after it
+-- a group whose row went and comes back continues above its old places
+-- (a new row starts at the clock in microseconds): a dead job retried
+-- then goes back to its place, before the jobs enqueued since
 SELECT jobq_create_queue('go_limit', group_mode => 'limit', group_limit => 1);
 SELECT jobq_enqueue('go_limit', '{"n": "old"}', group_key => 'k') AS old_id \gset
 SELECT jobq_fail(id, token, 'fatal', permanent => true) FROM jobq_claim('go_limit');
 SELECT pg_temp.group_rows('go_limit') AS rows_after_dead;
+SELECT group_seq AS old_seq FROM jobq.history WHERE id = :old_id \gset
 SELECT jobq_enqueue('go_limit', '{"n": "new"}', group_key => 'k') IS NOT NULL AS enqueued;
-SELECT group_seq FROM jobq.jobs WHERE queue = 'go_limit';
+SELECT group_seq > :old_seq AS above_the_old FROM jobq.jobs WHERE queue = 'go_limit';
 SELECT jobq_retry(:old_id);
-SELECT payload->>'n' AS job, group_seq FROM jobq.jobs WHERE queue = 'go_limit' ORDER BY group_seq;
-SELECT seq, (SELECT payload->>'n' FROM jobq.jobs j WHERE j.id = gl.id) AS job
+SELECT payload->>'n' AS job, group_seq = :old_seq AS in_its_place
+FROM jobq.jobs WHERE queue = 'go_limit' ORDER BY group_seq;
+SELECT (SELECT payload->>'n' FROM jobq.jobs j WHERE j.id = gl.id) AS job
+FROM jobq.group_jobs gl WHERE queue = 'go_limit' ORDER BY seq;
+SELECT payload->>'n' AS first FROM jobq_claim('go_limit');
+SELECT jobq_drop_queue('go_limit', force => true);
+
+-- a retried dead job whose place another job holds (only a row written
+-- by hand can give it away) goes behind the group's jobs
+SELECT jobq_create_queue('go_limit', group_mode => 'limit', group_limit => 1);
+SELECT jobq_enqueue('go_limit', '{"n": "old"}', group_key => 'k') AS old_id \gset
+SELECT jobq_fail(id, token, 'fatal', permanent => true) FROM jobq_claim('go_limit');
+SELECT group_seq AS old_seq FROM jobq.history WHERE id = :old_id \gset
+SELECT jobq_enqueue('go_limit', '{"n": "new"}', group_key => 'k') IS NOT NULL AS enqueued;
+UPDATE jobq.group_jobs SET seq = :old_seq WHERE queue = 'go_limit';
+UPDATE jobq.jobs SET group_seq = :old_seq WHERE queue = 'go_limit';
+SELECT jobq_retry(:old_id);
+SELECT payload->>'n' AS job, group_seq > :old_seq AS behind
+FROM jobq.jobs WHERE queue = 'go_limit' ORDER BY group_seq;
+SELECT (SELECT payload->>'n' FROM jobq.jobs j WHERE j.id = gl.id) AS job
 FROM jobq.group_jobs gl WHERE queue = 'go_limit' ORDER BY seq;
 SELECT payload->>'n' AS first FROM jobq_claim('go_limit');
 SELECT * FROM jobq_groups_reconcile('go_limit');

@@ -75,7 +75,9 @@ SELECT jobq_fail(id, token, 'fatal', permanent => true) FROM regress_claimed WHE
 DELETE FROM regress_claimed WHERE n = 'a2';
 SELECT * FROM regress_group('g_fifo', 'a');
 SELECT * FROM regress_claim('g_fifo');
-SELECT group_key, group_seq FROM jobq.history WHERE payload->>'n' = 'a2';
+SELECT group_key, group_seq < (SELECT min(group_seq) FROM jobq.jobs
+                               WHERE queue = 'g_fifo' AND group_key = 'a') AS before_the_others
+FROM jobq.history WHERE payload->>'n' = 'a2';
 SELECT jobq_retry(id) FROM jobq.history WHERE payload->>'n' = 'a2';
 SELECT * FROM regress_group('g_fifo', 'a');
 SELECT * FROM regress_claim('g_fifo');
@@ -110,7 +112,8 @@ SELECT * FROM regress_group('g_fifo', 'c');
 SELECT count(*) FROM jobq_enqueue_batch('g_fifo',
     ARRAY['{"n": "d1"}', '{"n": "d2"}', '{"n": "e1"}', '{"n": "d3"}']::jsonb[],
     dedupe_keys => ARRAY['z', 'y', 'x', 'w'], group_keys => ARRAY['d', 'd', 'e', 'd']);
-SELECT payload->>'n' AS n, group_seq, rank() OVER (ORDER BY id) AS id_rank
+SELECT payload->>'n' AS n, group_seq - min(group_seq) OVER () + 1 AS place,
+       rank() OVER (ORDER BY id) AS id_rank
 FROM jobq.jobs WHERE group_key = 'd' ORDER BY group_seq;
 SELECT * FROM regress_claim('g_fifo') ORDER BY 1;
 SELECT regress_done('d1'), regress_done('a4'), regress_done('c2'), regress_done('e1');
@@ -251,7 +254,8 @@ SELECT jobq_create_queue('g_drift', group_mode => 'fifo');
 SELECT count(*) FROM jobq_enqueue_batch('g_drift', ARRAY['{"n": "r1"}', '{"n": "r2"}']::jsonb[],
                                         group_keys => ARRAY['r', 'r']);
 UPDATE jobq.groups SET running = 3, eligible = false WHERE queue = 'g_drift';
-DELETE FROM jobq.group_jobs WHERE queue = 'g_drift' AND seq = 2;
+DELETE FROM jobq.group_jobs
+WHERE queue = 'g_drift' AND seq = (SELECT max(seq) FROM jobq.group_jobs WHERE queue = 'g_drift');
 SELECT queue, key, field,
        CASE WHEN field = 'line' THEN CASE WHEN stored IS NULL THEN 'added' ELSE 'removed' END
             ELSE stored END AS stored,

@@ -122,9 +122,11 @@ SELECT flushed_through > now() - interval '1 minute' - interval '3 seconds' AS m
        hours_through = date_bin('1 hour', flushed_through, '2000-01-01 00:00:00+00') AS hours_whole,
        days_through = date_bin('1 day', hours_through, '2000-01-01 00:00:00+00') AS days_whole
 FROM jobq.metrics_state;
--- each hour is the sum of its minutes; hour 2 is incomplete (one minute is)
+-- each hour is the sum of its minutes; hour 2 is incomplete (one minute is);
+-- the minutes stored with 8 counters (as before limit_held and rate_held)
+-- roll up with those two as 0
 SELECT h.start - :'base' AS hour, h.counters, h.oldest_ready_age, h.complete,
-       h.counters = (SELECT ARRAY[sum(counters[1]), sum(counters[2]), sum(counters[3]), 0, 0, 0, 0, 0]::bigint[]
+       h.counters = (SELECT ARRAY[sum(counters[1]), sum(counters[2]), sum(counters[3]), 0, 0, 0, 0, 0, 0, 0]::bigint[]
                      FROM jobq.metrics_minute m
                      WHERE m.queue = h.queue AND m.start >= h.start AND m.start < h.start + interval '1 hour') AS sums,
        h.wait_hist = (SELECT array_agg(s ORDER BY b) FROM (
@@ -135,7 +137,7 @@ SELECT h.start - :'base' AS hour, h.counters, h.oldest_ready_age, h.complete,
 FROM jobq.metrics_hour h WHERE h.queue = 'met-r' ORDER BY h.start;
 -- the day is the sum of its hours; complete: no gap, every hour complete
 SELECT d.start - :'base' AS day, d.counters, d.complete,
-       d.counters = (SELECT ARRAY[sum(counters[1]), sum(counters[2]), sum(counters[3]), 0, 0, 0, 0, 0]::bigint[]
+       d.counters = (SELECT ARRAY[sum(counters[1]), sum(counters[2]), sum(counters[3]), 0, 0, 0, 0, 0, 0, 0]::bigint[]
                      FROM jobq.metrics_hour h WHERE h.queue = d.queue AND h.start >= d.start
                        AND h.start < d.start + interval '1 day') AS sums
 FROM jobq.metrics_day d WHERE d.queue = 'met-r';

@@ -77,6 +77,8 @@ jobq_last_minute_events{queue="mails",event="dead"} 1
 jobq_last_minute_events{queue="mails",event="cancelled"} 0
 jobq_last_minute_events{queue="mails",event="lease_expired"} 2
 jobq_last_minute_events{queue="mails",event="stale_acks"} 1
+jobq_last_minute_events{queue="mails",event="limit_held"} 0
+jobq_last_minute_events{queue="mails",event="rate_held"} 0
 jobq_last_minute_events{queue="slow",event="enqueued"} 0
 jobq_last_minute_events{queue="slow",event="claimed"} 0
 jobq_last_minute_events{queue="slow",event="completed"} 0
@@ -85,6 +87,8 @@ jobq_last_minute_events{queue="slow",event="dead"} 0
 jobq_last_minute_events{queue="slow",event="cancelled"} 0
 jobq_last_minute_events{queue="slow",event="lease_expired"} 0
 jobq_last_minute_events{queue="slow",event="stale_acks"} 0
+jobq_last_minute_events{queue="slow",event="limit_held"} 0
+jobq_last_minute_events{queue="slow",event="rate_held"} 0
 # HELP jobq_last_minute_wait_seconds Wait from ready to first claim in the last finished minute, by quantile; none without samples.
 # TYPE jobq_last_minute_wait_seconds gauge
 jobq_last_minute_wait_seconds{queue="mails",quantile="0.5"} 0.002
@@ -148,9 +152,9 @@ for my $args ([ '--prometheus', '--json' ], [ '--prometheus', '--bucket', '1h' ]
 # the table and --json: jobq_metrics per bucket
 ($rc, $out) = cli([ 'metrics', 'mails', '--bucket', '1h' ]);
 is($rc, 0, 'metrics table: exit 0');
-like($out, qr/^queue\s+bucket\s+enqueued\s+claimed\s+completed\s+retried\s+dead\s+cancelled\s+lease_expired\s+stale_acks\s+wait_p50\s+wait_p95\s+wait_p99\s+run_p50\s+run_p95\s+run_p99\s+complete\n-+/,
+like($out, qr/^queue\s+bucket\s+enqueued\s+claimed\s+completed\s+retried\s+dead\s+cancelled\s+lease_expired\s+stale_acks\s+limit_held\s+rate_held\s+wait_p50\s+wait_p95\s+wait_p99\s+run_p50\s+run_p95\s+run_p99\s+complete\n-+/,
 	'metrics table: the columns');
-like($out, qr/^mails\s+\d{4}-\d\d-\d\d \d\d:00\s+5\s+4\s+3\s+1\s+1\s+0\s+2\s+1\s+2\.0ms\s+2\.9ms\s+3\.0ms\s+20\.0ms\s+29\.0ms\s+29\.8ms\s+no$/m,
+like($out, qr/^mails\s+\d{4}-\d\d-\d\d \d\d:00\s+5\s+4\s+3\s+1\s+1\s+0\s+2\s+1\s+0\s+0\s+2\.0ms\s+2\.9ms\s+3\.0ms\s+20\.0ms\s+29\.0ms\s+29\.8ms\s+no$/m,
 	'metrics table: the hour holding the minute (not over yet: incomplete)');
 my $minute = $node->safe_psql('postgres',
 	q{SELECT date_trunc('minute', clock_timestamp()) - interval '1 minute'});

@@ -280,7 +280,10 @@
  * claimed: attempts started; completed, dead, cancelled: jobs that ended
  * so; retried: failed attempts put back for another; lease_expired:
  * attempts whose lease a sweep ended; stale_acks: completes or fails
- * refused for a wrong or old token.
+ * refused for a wrong or old token.  0.2.0, groups and limits (issue 19):
+ * limit_held and rate_held, claim attempts that the queue's max_running,
+ * or its rate or its groups' rate, held back while due jobs waited (rows
+ * stored before have no such elements: they read as 0).
  */
 #define JOBQ_METRIC_COUNTERS(X) \
 	X(enqueued) \
@@ -290,7 +293,9 @@
 	X(dead) \
 	X(cancelled) \
 	X(lease_expired) \
-	X(stale_acks)
+	X(stale_acks) \
+	X(limit_held) \
+	X(rate_held)
 
 /*
  * The latency histograms of the metrics (wait: ready to first claim; run:

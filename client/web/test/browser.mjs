@@ -205,6 +205,13 @@ try {
 
   // groups (where the server has them): the blocked tab, Skip head
   if (process.env.GROUPS === '1') {
+    // the queue page counts the blocked group, and links to the blocked tab
+    await a.page.goto(base + 'queues/fifob');
+    const blockedCount = a.page.locator('.strip .count.warn', { hasText: 'groups blocked' });
+    await blockedCount.waitFor();
+    check((await blockedCount.locator('.n').textContent()) === '1', 'the queue page: 1 group blocked');
+    await blockedCount.getByRole('link', { name: 'groups blocked' }).click();
+    await a.page.waitForURL(/groups\?queue=fifob&blocked=1/);
     await a.page.goto(base + 'groups?queue=fifob&blocked=1');
     await a.page.locator('table.groups tr', { hasText: 'acct-9' }).getByRole('button', { name: 'Skip head' }).click();
     await a.page.locator('.confirm').getByRole('button', { name: 'Skip head of acct-9' }).click();

@@ -10,7 +10,8 @@ import { fmtSeconds, intervalSeconds, lineChart } from './chart.js';
 import { retryDeadButton } from './bulk.js';
 
 // the counters of JOBQ_METRIC_COUNTERS, in their order
-const COUNTERS = ['enqueued', 'claimed', 'completed', 'retried', 'dead', 'cancelled', 'lease_expired', 'stale_acks'];
+const COUNTERS = ['enqueued', 'claimed', 'completed', 'retried', 'dead', 'cancelled', 'lease_expired', 'stale_acks',
+  'limit_held', 'rate_held'];
 const RANGES = [['1h', 1, '1 minute'], ['6h', 6, '5 minutes'], ['24h', 24, '15 minutes'], ['7d', 168, '1 hour']];
 
 export function queuePage(root, ctx) {
@@ -97,10 +98,17 @@ export function queuePage(root, ctx) {
         }) : null,
         ctx.canAct('admin') && ctx.session.endpoints.bulk && Number(q.dead) > 0
           ? retryDeadButton(name, q.dead, host, () => page.refresh()) : null);
+      const qs = (await get('/queues')).find((x) => x.queue === name);
+      // a grouped queue's groups (jobq_counts, where the server has them):
+      // those running a job, those a dead head blocks (to the groups page)
+      const grouped = qs && qs.group_mode && qs.group_mode !== 'none' && q.groups_active !== undefined;
       fill(counts, ['ready', 'delayed', 'running', 'expired', 'dead', 'completed', 'cancelled'].map((k) =>
         h('div', { class: 'count' + (k === 'expired' && q[k] > 0 ? ' warn' : '') },
-          h('span', { class: 'n', text: countOf(q, k).text }), h('span', { class: 'k', text: k }))));
-      const qs = (await get('/queues')).find((x) => x.queue === name);
+          h('span', { class: 'n', text: countOf(q, k).text }), h('span', { class: 'k', text: k }))),
+        grouped ? [['groups_active', 'groups active', ''], ['groups_blocked', 'groups blocked', '&blocked=1']].map(([k, label, b]) =>
+          h('div', { class: 'count' + (k === 'groups_blocked' && Number(q[k]) > 0 ? ' warn' : '') },
+            h('span', { class: 'n', text: countOf(q, k).text }),
+            h('a', { href: 'groups?queue=' + encodeURIComponent(name) + b, 'data-route': true, class: 'k' }, label))) : null);
       if (qs && !editing) {
         const canEdit = ctx.canAct('admin') && (ctx.session.settings || []).length;
         fill(settings, h('h2', {}, 'Settings', canEdit ? ' ' : null,
