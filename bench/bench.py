@@ -21,6 +21,7 @@ import threading
 import time
 
 import scale
+import groups as group_rows  # the opt-in rows of issue 19 (bench/groups.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -1640,6 +1641,7 @@ def write_report(bench, args, machine, settings, path, started, elapsed):
     drains_section(w, R)
     instructions_section(w, R, settings)
     scale.report(w, bench)
+    group_rows.report(w, bench)
 
     # scale
     w('## Scale: drain rate against the backlog\n')
@@ -1954,7 +1956,7 @@ def main():
     p.add_argument('--reps', type=int, default=0, help='runs per figure (default 3)')
     p.add_argument('--soak-seconds', type=int, default=None)
     p.add_argument('--port', type=int, default=5496)
-    p.add_argument('--only', default='', help='comma list: enqueue,drain,drains (opt-in),latency,waiters,awaiters,horizon,scale,soak,worker,persistent,profile,counts,flows,instr; and the opt-in rows of bench/scale.py: ' + ','.join(scale.STEPS))
+    p.add_argument('--only', default='', help='comma list: enqueue,drain,drains (opt-in),latency,waiters,awaiters,horizon,scale,soak,worker,persistent,profile,counts,flows,instr; and the opt-in rows of bench/scale.py: ' + ','.join(scale.STEPS) + ' and bench/groups.py: ' + ','.join(group_rows.STEPS))
     p.add_argument('--counts-history', type=int, default=0,
                    help='rows of history for the counts figures (default: the mode\'s, 10M in full)')
     p.add_argument('--set', action='append', default=[], metavar='NAME=VALUE',
@@ -2044,11 +2046,15 @@ def main():
         # the timed drains at 1, 4 and 16 clients run only when --only names them
         if only is not None and 'drains' in only:
             steps.insert(2, ('drains', bench.bench_drains))
-        unknown = (only or set()) - {name for name, _ in steps} - set(scale.STEPS)
+        unknown = (only or set()) - {name for name, _ in steps} - set(scale.STEPS) \
+            - set(group_rows.STEPS)
         if unknown:
             raise BenchError(f'--only: no benchmark named {", ".join(sorted(unknown))}')
         # the scale rows (bench/scale.py) run only when --only names them
         steps[-1:-1] = [(name, lambda fn=fn: fn(bench)) for name, fn in scale.STEPS.items()
+                        if only is not None and name in only]
+        # and the group rows (bench/groups.py)
+        steps[-1:-1] = [(name, lambda fn=fn: fn(bench)) for name, fn in group_rows.STEPS.items()
                         if only is not None and name in only]
         for name, fn in steps:
             if only is None or name in only:

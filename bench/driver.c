@@ -11,7 +11,12 @@
  *	      claim BATCH jobs, no-op, complete, until a claim comes back empty.
  *	      As jobq-worker does, each call completes the previous batch and
  *	      claims the next in one round trip and transaction
- *	      (jobq_complete_and_claim).
+ *	      (jobq_complete_and_claim).  With -w USEC, each batch takes USEC of
+ *	      work (a sleep: jobs of that length run in parallel, one slot each;
+ *	      0: none) before it is completed, and the drain ends at the first
+ *	      empty claim once the queue has no live job left: a claim of a
+ *	      grouped or limited queue comes back empty while others hold its
+ *	      groups or slots.
  *	  driver enqueue  -d CONNINFO -q QUEUE -c CLIENTS -T SECONDS
  *	      jobq_enqueue, one job per call (= per transaction), for SECONDS.
  *	  driver enqueue-batch -d CONNINFO -q QUEUE -c CLIENTS -n CALLS -s SIZE
@@ -78,6 +83,7 @@ static long ncalls = 1;
 static int	size = 1000;
 static long njobs = 100;
 static int	interval_ms = 5;
+static long work_us = -1;	/* -w: -1 none */
 static int	poll_ms = 50;
 static int	no_listen = 0;
 static int	blocking = 0;
@@ -130,6 +136,24 @@ on_term(int sig)
 /* ---------------------------------------------------------------------- */
 
 /*
+ * queue_has_jobs: whether the queue still has live jobs (jobq_stats).
+ */
+static int
+queue_has_jobs(JobqConn *conn)
+{
+	JobqRows   *rows = jobq_stats(conn, queue);
+	int			live;
+
+	if (rows == NULL)
+		die("counts", conn);
+	live = jobq_rows_count(rows) > 0 &&
+		jobq_rows_get_int64(rows, 0, "ready") + jobq_rows_get_int64(rows, 0, "delayed") +
+		jobq_rows_get_int64(rows, 0, "running") > 0;
+	jobq_rows_free(rows);
+	return live;
+}
+
+/*
  * client_drain: the shape jobq-worker uses.  Each round trip completes the
  * previous batch and claims the next in one transaction
  * (jobq_complete_and_claim): one commit per batch instead of two.
@@ -165,8 +189,15 @@ client_drain(JobqConn *conn, long *errors)
 		jobq_joblist_free(prev);	/* the tokens just completed */
 		prev = list;
 		n = jobq_joblist_count(list);
+		if (n == 0 && work_us >= 0 && queue_has_jobs(conn))
+		{
+			usleep(1000);		/* the slots are others': try again */
+			continue;
+		}
 		if (n == 0)
 			break;
+		if (work_us > 0)
+			usleep((useconds_t) work_us);
 		for (size_t i = 0; i < n; i++)
 		{
 			const JobqJob *job = jobq_joblist_get(list, i);
@@ -510,7 +541,7 @@ usage(void)
 	fprintf(stderr,
 			"usage: driver drain|enqueue|enqueue-batch|produce|consume|handler|spawn\n"
 			"  -d CONNINFO -q QUEUE -c CLIENTS -b BATCH -T SECONDS -n N -s SIZE\n"
-			"  -i INTERVAL_MS -p POLL_MS -o FILE -x PROGRAM --no-listen --blocking\n"
+			"  -i INTERVAL_MS -p POLL_MS -o FILE -x PROGRAM -w WORK_USEC --no-listen --blocking\n"
 			"  (modes also: wait)\n");
 	exit(2);
 }
@@ -564,6 +595,8 @@ main(int argc, char **argv)
 			outfile = v;
 		else if (strcmp(a, "-x") == 0)
 			program = v;
+		else if (strcmp(a, "-w") == 0)
+			work_us = atol(v);
 		else
 			usage();
 	}
