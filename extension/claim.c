@@ -65,12 +65,14 @@ PG_FUNCTION_INFO_V1(jobq_claim_any);
 /*
  * Columns of a claim statement: the 8 of jobq_claim's result, then n, then
  * what the counters need (counters.c): run_at; then where the running row
- * is, for a direct complete (direct_map.c)
+ * is, for a direct complete (direct_map.c); with 0.2.0's SQL then flow_id
+ * (JOBQ_CLAIM_RETURN_FLOW_SQL), the ninth column of its result.
  */
-#define CLAIM_RESULT_COLS	8
+#define CLAIM_RESULT_COLS	JOBQ_CLAIM_RESULT_COLS
 #define COL_CLAIM_POSITION	(CLAIM_RESULT_COLS + 1)
 #define COL_CLAIM_CTID		(CLAIM_RESULT_COLS + 3)
 #define CLAIM_COLS			(CLAIM_RESULT_COLS + 3)
+#define COL_CLAIM_FLOW_ID	(CLAIM_COLS + 1)
 
 /*
  * The statements.  Claims take $1 the queue name (claim_one) or names
@@ -95,11 +97,16 @@ enum
 	ST_CLAIM_ANY_UNGROUPED,
 	ST_CLAIM_ONE,
 	ST_NEXT_DUE,
+	ST_CLAIM_ANY_FLOW,
+	ST_CLAIM_ONE_FLOW,
 	NUM_STATEMENTS
 };
 
-/* the claim from several queues; QUEUE_FILTER narrows the queues */
-#define CLAIM_ANY_SQL(QUEUE_FILTER) \
+/*
+ * the claim from several queues; QUEUE_FILTER narrows the queues, RETURN
+ * is JOBQ_CLAIM_RETURN_SQL or (0.2.0's SQL) JOBQ_CLAIM_RETURN_FLOW_SQL
+ */
+#define CLAIM_ANY_SQL(QUEUE_FILTER, RETURN) \
 	"WITH q AS MATERIALIZED (" \
 	"  SELECT name, lease FROM jobq.queues" \
 	"  WHERE name = ANY ($1) AND NOT paused" QUEUE_FILTER ")," \
@@ -113,22 +120,34 @@ enum
 	"  claimed_at = $2, worker = $5" \
 	" FROM unnest(ARRAY(SELECT c.id FROM c ORDER BY " JOBQ_CLAIM_ORDER_SQL("c") "))" \
 	"   WITH ORDINALITY AS o(id, n)" \
-	JOBQ_CLAIM_RETURN_SQL
+	RETURN
+
+/* the claim from one queue, RETURN as above */
+#define CLAIM_ONE_SQL(RETURN) \
+	JOBQ_CLAIM_SET_SQL \
+	"  locked_until = $2 + $4, claimed_at = $2, worker = $5" \
+	" FROM unnest(" JOBQ_READY_IDS_SQL("NO KEY UPDATE") ")" \
+	"   WITH ORDINALITY AS o(id, n)" \
+	RETURN
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_CLAIM_ANY] = {"claim_any",
-		CLAIM_ANY_SQL(""),
+		CLAIM_ANY_SQL("", JOBQ_CLAIM_RETURN_SQL),
 		6, {TEXTARRAYOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID}},
 	/* the same, leaving out the queues that group or limit (0.2.0 SQL) */
 	[ST_CLAIM_ANY_UNGROUPED] = {"claim_any_ungrouped",
-		CLAIM_ANY_SQL(" AND group_mode = 'none' AND max_running = 0 AND rate = 0"),
+		CLAIM_ANY_SQL(" AND group_mode = 'none' AND max_running = 0 AND rate = 0",
+					  JOBQ_CLAIM_RETURN_FLOW_SQL),
 		6, {TEXTARRAYOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID}},
 	[ST_CLAIM_ONE] = {"claim_one",
-		JOBQ_CLAIM_SET_SQL
-		"  locked_until = $2 + $4, claimed_at = $2, worker = $5"
-		" FROM unnest(" JOBQ_READY_IDS_SQL("NO KEY UPDATE") ")"
-		"   WITH ORDINALITY AS o(id, n)"
-		JOBQ_CLAIM_RETURN_SQL,
+		CLAIM_ONE_SQL(JOBQ_CLAIM_RETURN_SQL),
+		6, {TEXTOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID}},
+	/* claim_any and claim_one with the jobs' flow_id (0.2.0 SQL) */
+	[ST_CLAIM_ANY_FLOW] = {"claim_any_flow",
+		CLAIM_ANY_SQL("", JOBQ_CLAIM_RETURN_FLOW_SQL),
+		6, {TEXTARRAYOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID}},
+	[ST_CLAIM_ONE_FLOW] = {"claim_one_flow",
+		CLAIM_ONE_SQL(JOBQ_CLAIM_RETURN_FLOW_SQL),
 		6, {TEXTOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, TEXTOID, UUIDARRAYOID}},
 	/* $1 queues, $2 now: when the next delayed job comes due */
 	[ST_NEXT_DUE] = {"next_due",
@@ -152,7 +171,8 @@ run_claim_any(Datum *values, char *nulls)
 {
 	int			rc;
 
-	rc = SPI_execute_plan(jobq_plan(&jobq_claim_statements, ST_CLAIM_ANY),
+	rc = SPI_execute_plan(jobq_plan(&jobq_claim_statements,
+									jobq_flows_available() ? ST_CLAIM_ANY_FLOW : ST_CLAIM_ANY),
 						  values, nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "claim");
 	return SPI_processed;
@@ -180,7 +200,8 @@ run_claim_one(Datum *values, const char *nulls, text *queue, const JobqQueueSett
 	args[4] = values[4];
 	args_nulls[4] = nulls[4];
 	args[5] = values[5];
-	rc = SPI_execute_plan(jobq_plan(&jobq_claim_statements, ST_CLAIM_ONE),
+	rc = SPI_execute_plan(jobq_plan(&jobq_claim_statements,
+									jobq_flows_available() ? ST_CLAIM_ONE_FLOW : ST_CLAIM_ONE),
 						  args, args_nulls, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE_RETURNING, "claim");
 	return SPI_processed;
@@ -481,8 +502,13 @@ claimed_row_cmp(const void *a, const void *b)
  * put_claimed_rows
  *	  Append the rows of the last claim statement to store in claim order
  *	  (by their position, COL_CLAIM_POSITION), without the columns after
- *	  the result's, and count each claim (counters.c) as made at
- *	  claimed_at, the statement's now.  Returns the last position.
+ *	  the result's (but flow_id, the ninth of 0.2.0's result, when both
+ *	  have it), and count each claim (counters.c) as made at claimed_at,
+ *	  the statement's now.  Returns the last position.
+ *
+ *	  NB: the statement has flow_id when jobq.jobs has the column, the
+ *	  result when jobq_claim's SQL definition has it; they go together
+ *	  but for the moment of an ALTER EXTENSION, when the result is NULL.
  */
 static int64
 put_claimed_rows(Tuplestorestate *store, TupleDesc desc, Datum claimed_at)
@@ -491,10 +517,12 @@ put_claimed_rows(Tuplestorestate *store, TupleDesc desc, Datum claimed_at)
 	uint64		n = SPI_processed;
 	ClaimedRow *rows;
 	int64		last;
-	Datum		values[CLAIM_COLS];
-	bool		nulls[CLAIM_COLS];
+	Datum		values[CLAIM_COLS + 1];
+	bool		nulls[CLAIM_COLS + 1];
+	bool		flow_col = tt->tupdesc->natts == CLAIM_COLS + 1;
 
-	if (tt->tupdesc->natts != CLAIM_COLS || desc->natts != CLAIM_RESULT_COLS)
+	if ((tt->tupdesc->natts != CLAIM_COLS && !flow_col) ||
+		(desc->natts != CLAIM_RESULT_COLS && desc->natts != CLAIM_RESULT_COLS + 1))
 		elog(ERROR, "jobq: claim statement returned %d columns for a result of %d, expected %d and %d",
 			 tt->tupdesc->natts, desc->natts, CLAIM_COLS, CLAIM_RESULT_COLS);
 	rows = palloc(sizeof(ClaimedRow) * n);
@@ -510,10 +538,16 @@ put_claimed_rows(Tuplestorestate *store, TupleDesc desc, Datum claimed_at)
 	for (uint64 i = 0; i < n; i++)
 	{
 		heap_deform_tuple(rows[i].tuple, tt->tupdesc, values, nulls);
-		tuplestore_putvalues(store, desc, values, nulls);
 		jobq_count_claim(values[1], values[3], values[7], values[9], claimed_at);
 		jobq_direct_note_claim(DatumGetInt64(values[0]), DatumGetUUIDP(values[5]),
 							   (ItemPointer) DatumGetPointer(values[COL_CLAIM_CTID - 1]));
+		/* flow_id into the result's ninth column, over the position */
+		if (desc->natts > CLAIM_RESULT_COLS)
+		{
+			values[JOBQ_CLAIM_COL_FLOW_ID] = flow_col ? values[COL_CLAIM_FLOW_ID - 1] : (Datum) 0;
+			nulls[JOBQ_CLAIM_COL_FLOW_ID] = flow_col ? nulls[COL_CLAIM_FLOW_ID - 1] : true;
+		}
+		tuplestore_putvalues(store, desc, values, nulls);
 	}
 	last = rows[n - 1].position;
 	pfree(rows);

@@ -61,6 +61,7 @@
 #include "jobq.h"
 #include "counters.h"
 #include "direct.h"
+#include "jobq_sql.h"
 
 #include "access/genam.h"
 #include "access/heapam.h"
@@ -103,8 +104,8 @@ static const JobqDirectColumn claim_changes[] = {
 	DCOL_STATE, DCOL_ATTEMPT, DCOL_TOKEN, DCOL_LOCKED_UNTIL, DCOL_CLAIMED_AT, DCOL_WORKER
 };
 
-/* The result row of a claim (claim.c's CLAIM_RESULT_COLS) */
-#define RESULT_COLS		8
+/* The result row of a claim: 0.1.0's columns, and 0.2.0's flow_id */
+#define RESULT_COLS		(JOBQ_CLAIM_RESULT_COLS + 1)
 
 /* The kept layout, in layout_cxt (the scheme of insert_job.c) */
 static MemoryContext layout_cxt = NULL;
@@ -516,6 +517,9 @@ claim_head(ClaimCall *call, ClaimSource *src)
 	out[6] = TimestampTzGetDatum(src->until);
 	out[7] = job[DCOL_ENQUEUED_AT];
 	memset(out_nulls, false, sizeof(out_nulls));
+	/* 0.2.0's result: flow_id (NULL while jobq.jobs has no such column) */
+	out[JOBQ_CLAIM_COL_FLOW_ID] = job[DCOL_FLOW_ID];
+	out_nulls[JOBQ_CLAIM_COL_FLOW_ID] = job_nulls[DCOL_FLOW_ID];
 	tuplestore_putvalues(call->store, call->desc, out, out_nulls);
 	jobq_count_claim(job[DCOL_QUEUE], out[3], job[DCOL_ENQUEUED_AT], job[DCOL_RUN_AT],
 					 TimestampTzGetDatum(call->now));

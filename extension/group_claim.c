@@ -79,7 +79,7 @@
 	"  locked_until = $2 + $4, claimed_at = $2, worker = $5" \
 	"  FROM unnest(ARRAY(SELECT c.id FROM c ORDER BY c.kn, c.group_seq))" \
 	"    WITH ORDINALITY AS o(id, n)" \
-	JOBQ_CLAIM_RETURN_SQL ")," \
+	JOBQ_CLAIM_RETURN_FLOW_SQL ")," \
 	" t AS (SELECT c.group_key AS key, count(*)::int4 AS n," \
 	"   pg_catalog.array_agg(c.id) AS ids FROM c GROUP BY c.group_key)," \
 	" g AS (UPDATE jobq.groups g SET running = g.running + t.n, last_claim_at = $2," \

@@ -1899,6 +1899,75 @@ LEFT JOIN @extschema@.jobq_metrics(
 
 
 /* ========================================================================
+ * Claims tell a job's flow (issue 18; doc/flows.md, "Under jobq-worker").
+ *
+ * jobq_claim's result gains flow_id, after 0.1.0's columns: NULL for a
+ * job outside every flow, so that a worker knows from the claim itself
+ * which of the jobs it claimed may have dependency results to hand to
+ * its handler (jobq_dep_results), and pays nothing for the others.  The C
+ * symbols stay: the C fills the column when the definition has it
+ * (claim.c, put_claimed_rows; direct_claim.c), so the old definition
+ * keeps its eight columns until this script replaces it.  The RETURNS
+ * TABLE of a function cannot change in place: drop and create, with
+ * 0.1.0's ownership, privileges and comments.
+ * ======================================================================== */
+
+DROP FUNCTION @extschema@.jobq_claim(text, text, integer, interval, interval);
+DROP FUNCTION @extschema@.jobq_claim(text[], text, integer, interval, interval);
+
+CREATE FUNCTION @extschema@.jobq_claim(
+    queues   text,
+    worker   text     DEFAULT NULL,
+    max_jobs integer  DEFAULT 1,
+    lease    interval DEFAULT NULL,
+    wait     interval DEFAULT NULL)
+RETURNS TABLE (
+    id           bigint,
+    queue        text,
+    payload      jsonb,
+    attempt      integer,
+    max_attempts integer,
+    token        uuid,
+    locked_until timestamptz,
+    enqueued_at  timestamptz,
+    flow_id      bigint)
+AS 'MODULE_PATHNAME', 'jobq_claim'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER ROWS 1
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_claim(
+    queues   text[],
+    worker   text     DEFAULT NULL,
+    max_jobs integer  DEFAULT 1,
+    lease    interval DEFAULT NULL,
+    wait     interval DEFAULT NULL)
+RETURNS TABLE (
+    id           bigint,
+    queue        text,
+    payload      jsonb,
+    attempt      integer,
+    max_attempts integer,
+    token        uuid,
+    locked_until timestamptz,
+    enqueued_at  timestamptz,
+    flow_id      bigint)
+AS 'MODULE_PATHNAME', 'jobq_claim_any'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER ROWS 1
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_claim(text, text, integer, interval, interval) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_claim(text[], text, integer, interval, interval) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_claim(text, text, integer, interval, interval),
+    @extschema@.jobq_claim(text[], text, integer, interval, interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_claim(text, text, integer, interval, interval),
+    @extschema@.jobq_claim(text[], text, integer, interval, interval) TO jobq_worker;
+COMMENT ON FUNCTION @extschema@.jobq_claim(text, text, integer, interval, interval) IS
+    'Claims ready jobs of one queue, each with a lease, a fresh token and its flow.';
+COMMENT ON FUNCTION @extschema@.jobq_claim(text[], text, integer, interval, interval) IS
+    'Claims ready jobs of several queues, each with a lease, a fresh token and its flow.';
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

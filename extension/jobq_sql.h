@@ -65,6 +65,19 @@
 	"   j.locked_until, j.enqueued_at, o.n, j.run_at, j.ctid"
 
 /*
+ * JOBQ_CLAIM_RETURN_FLOW_SQL: the same, then the job's flow_id, for 0.2.0's
+ * SQL (jobq.jobs has the column): jobq_claim's result has it as its ninth
+ * column (JOBQ_CLAIM_COL_FLOW_ID), by which a worker knows, without
+ * another call, which jobs it claimed have dependency results to read.
+ */
+#define JOBQ_CLAIM_RETURN_FLOW_SQL \
+	JOBQ_CLAIM_RETURN_SQL ", j.flow_id"
+
+/* jobq_claim's result: the 8 columns of 0.1.0's, 0.2.0's flow_id after them */
+#define JOBQ_CLAIM_RESULT_COLS	8
+#define JOBQ_CLAIM_COL_FLOW_ID	JOBQ_CLAIM_RESULT_COLS	/* 0-based */
+
+/*
  * JOBQ_HISTORY_ROW_SQL: the INSERT of the history row of each job of CTE
  * d (rows of jobq.jobs, just deleted), in state STATE.  The other
  * arguments are the expressions of the columns that differ between the

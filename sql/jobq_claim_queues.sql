@@ -35,7 +35,7 @@ CREATE FUNCTION regress_mq_claim(which text) RETURNS bigint LANGUAGE sql AS $$
                SELECT which, c.pos, c.id, c.payload->>'n', c.locked_until
                FROM jobq_claim(ARRAY['mq-c', 'mq-a', 'mq-b'], 'w', 10)
                     WITH ORDINALITY AS c(id, queue, payload, attempt, max_attempts, token,
-                                         locked_until, enqueued_at, pos)
+                                         locked_until, enqueued_at, flow_id, pos)
                RETURNING 1)
     SELECT count(*) FROM c
 $$;

@@ -556,6 +556,25 @@ int			jobq_fail_rate_limited(JobqConn *conn, int64_t id, const char *token,
 								   const char *error, int rate_limit_for_s);
 
 /*
+ * jobq_dep_results: the outcomes of the dependencies of the running job id
+ * (doc/flows.md, "Results"), while token holds it: JSON text keyed by the
+ * dependencies' ids, {"41": {"state": "completed", "result": ...}}, "{}"
+ * for a job without any.  On JOBQ_OK *results is the caller's (free it
+ * with jobq_free); otherwise NULL.  Stale token or unknown job:
+ * JOBQ_ERR_STALE.  Needs the server's 0.2.0 SQL (else JOBQ_ERR_VERSION)
+ * and role jobq_worker.  Only jobs with jobq_job_flow_id != 0 can have any.
+ *
+ * jobq_dep_results_many: the same for n jobs (1 .. JOBQ_CLAIM_MAX, the jobs
+ * of a claim) in one round trip: results[i] is job i's (caller frees each
+ * with jobq_free), NULL when its token is stale.  On an error every
+ * results[i] is NULL (none is touched when an argument is bad).
+ */
+int			jobq_dep_results(JobqConn *conn, int64_t id, const char *token,
+							 char **results);
+int			jobq_dep_results_many(JobqConn *conn, size_t n, const int64_t *ids,
+								  const char *const *tokens, char **results);
+
+/*
  * jobq_extend: renew the lease to now + lease_s (-1 = the queue's lease),
  * measured on the server clock.  The heartbeat of long handlers.  Stale
  * token: JOBQ_ERR_STALE (stop working on the job).
@@ -671,6 +690,13 @@ const char *jobq_job_enqueued_at(const JobqJob *job);
  * heartbeat (jobq_extend) from this with a monotonic clock.
  */
 int64_t		jobq_job_lease_ms(const JobqJob *job);
+/*
+ * The flow the job belongs to (doc/flows.md): the id jobq_flow_jobs takes;
+ * 0 for a job outside every flow, and from a server whose jobq SQL is
+ * 0.1.0.  Only a job in a flow can have dependency results
+ * (jobq_dep_results).
+ */
+int64_t		jobq_job_flow_id(const JobqJob *job);
 
 /* jobq_job_dup: an independent copy (caller frees), NULL when out of
  * memory.  Use it to keep a job after freeing its list. */

@@ -32,6 +32,8 @@
 #define CLAIM_COL_ENQUEUED_AT 7
 #define CLAIM_COL_LEASE_LEFT 8
 #define CLAIM_NCOLS 9
+/* STMT_CLAIM_*_020 (JOBQ_SQL_FLOWS): then the job's flow_id */
+#define CLAIM_COL_FLOW_ID 9
 
 /*
  * jobq_claim_params: validate a claim's arguments and fill values[0..4]
@@ -72,14 +74,18 @@ jobq_claim_params(JobqConn *conn, const char *const *queues, int nqueues,
 		if (jobq_check_queue(conn, queues[i]) != JOBQ_OK)
 			return JOBQ_ERR;
 
+	/*
+	 * NB: server_sql is 0 before the first connect: then the claim without
+	 * flow_id, which 0.2.0's SQL answers as well
+	 */
 	if (nqueues == 1)
 	{
-		*stmt = STMT_CLAIM_ONE;
+		*stmt = conn->server_sql >= JOBQ_SQL_FLOWS ? STMT_CLAIM_ONE_020 : STMT_CLAIM_ONE;
 		values[0] = queues[0];
 	}
 	else
 	{
-		*stmt = STMT_CLAIM_ANY;
+		*stmt = conn->server_sql >= JOBQ_SQL_FLOWS ? STMT_CLAIM_ANY_020 : STMT_CLAIM_ANY;
 		jobq_buf_append(arr, "{", 1);
 		for (i = 0; i < nqueues; i++)
 			jobq_buf_array_elem(arr, queues[i], strlen(queues[i]));
@@ -117,7 +123,7 @@ jobq_joblist_from_result(JobqConn *conn, const PGresult *res)
 	int			n = PQntuples(res);
 	int			i;
 
-	if (PQnfields(res) != CLAIM_NCOLS)
+	if (PQnfields(res) != CLAIM_NCOLS && PQnfields(res) != CLAIM_NCOLS + 1)
 	{
 		jobq_set_error(conn, JOBQ_ERR_PROTOCOL,
 					   "claim returned %d columns, expected %d",
@@ -161,6 +167,13 @@ jobq_joblist_from_result(JobqConn *conn, const PGresult *res)
 		job->enqueued_at = jobq_strdup(PQgetvalue(res, i, CLAIM_COL_ENQUEUED_AT));
 		job->lease_ms = (int64_t) (strtod(PQgetvalue(res, i, CLAIM_COL_LEASE_LEFT),
 										  NULL) * 1000.0);
+		if (PQnfields(res) > CLAIM_COL_FLOW_ID && !PQgetisnull(res, i, CLAIM_COL_FLOW_ID) &&
+			jobq_parse_int64(conn, PQgetvalue(res, i, CLAIM_COL_FLOW_ID),
+							 &job->flow_id) != JOBQ_OK)
+		{
+			jobq_joblist_free(list);
+			return NULL;
+		}
 		if (!job->queue || !job->payload || !job->locked_until || !job->enqueued_at)
 		{
 			jobq_joblist_free(list);

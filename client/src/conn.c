@@ -61,6 +61,8 @@ static const char *const tcp_default_vals[] = {
 	"c.locked_until, c.enqueued_at, " \
 	"pg_catalog.date_part('epoch', c.locked_until OPERATOR(pg_catalog.-) " \
 	"pg_catalog.clock_timestamp())"
+/* ... and 0.2.0's flow_id (JOBQ_SQL_FLOWS) */
+#define CLAIM_COLUMNS_020 CLAIM_COLUMNS ", c.flow_id"
 
 /* Indexed by JobqStmt; "%s" is the quoted schema. */
 /*
@@ -104,6 +106,21 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	"SELECT " CLAIM_COLUMNS " FROM %s.jobq_claim($1::pg_catalog.text[], "
 	"$2::pg_catalog.text, $3::pg_catalog.int4, $4::pg_catalog.interval, " \
 	"$5::pg_catalog.interval) AS c",
+	[STMT_CLAIM_ONE_020] =
+	"SELECT " CLAIM_COLUMNS_020 " FROM %s.jobq_claim($1::pg_catalog.text, "
+	"$2::pg_catalog.text, $3::pg_catalog.int4, $4::pg_catalog.interval, " \
+	"$5::pg_catalog.interval) AS c",
+	[STMT_CLAIM_ANY_020] =
+	"SELECT " CLAIM_COLUMNS_020 " FROM %s.jobq_claim($1::pg_catalog.text[], "
+	"$2::pg_catalog.text, $3::pg_catalog.int4, $4::pg_catalog.interval, " \
+	"$5::pg_catalog.interval) AS c",
+	[STMT_DEP_RESULTS] =
+	"SELECT %s.jobq_dep_results($1::pg_catalog.int8, $2::pg_catalog.uuid)",
+	/* in the order of the arrays; one jobq_dep_results per job */
+	[STMT_DEP_RESULTS_MANY] =
+	"SELECT %s.jobq_dep_results(d.id, d.token) FROM ROWS FROM ("
+	"pg_catalog.unnest($1::pg_catalog.int8[]), pg_catalog.unnest($2::pg_catalog.uuid[])) "
+	"WITH ORDINALITY AS d(id, token, n) ORDER BY d.n",
 	[STMT_COMPLETE] =
 	"SELECT %s.jobq_complete($1::pg_catalog.int8, $2::pg_catalog.uuid, "
 	"$3::pg_catalog.jsonb)",

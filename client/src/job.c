@@ -131,6 +131,12 @@ jobq_job_lease_ms(const JobqJob *job)
 	return job ? job->lease_ms : 0;
 }
 
+int64_t
+jobq_job_flow_id(const JobqJob *job)
+{
+	return job ? job->flow_id : 0;
+}
+
 /*
  * jobq_job_dup: a deep, caller-owned copy.  The payload is copied with
  * its length, so a payload is never re-measured with strlen.

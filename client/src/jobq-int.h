@@ -96,6 +96,10 @@ typedef enum JobqStmt
 	STMT_GROUPS,				/* JOBQ_SQL_GROUPS */
 	STMT_ENQUEUE_020,			/* enqueue with a group or dependencies: */
 	STMT_ENQUEUE_BATCH_020,		/* JOBQ_SQL_ENQUEUE_020 */
+	STMT_CLAIM_ONE_020,			/* the claims with the jobs' flow_id, */
+	STMT_CLAIM_ANY_020,			/* JOBQ_SQL_FLOWS */
+	STMT_DEP_RESULTS,			/* JOBQ_SQL_FLOWS: the dependency results */
+	STMT_DEP_RESULTS_MANY,		/* of one job, of many */
 	STMT__COUNT
 } JobqStmt;
 
@@ -113,6 +117,8 @@ typedef enum JobqStmt
 #define JOBQ_SQL_GROUPS 200
 /* jobq_enqueue's group_key and depends_on, jobq_enqueue_batch's group_keys */
 #define JOBQ_SQL_ENQUEUE_020 200
+/* flows (issue 18): jobq_claim's flow_id, jobq_dep_results */
+#define JOBQ_SQL_FLOWS 200
 
 /* Settings after the queue name in STMT_CREATE_QUEUE and STMT_ALTER_QUEUE */
 #define JOBQ_QUEUE_STMT_SETTINGS 7
@@ -167,6 +173,7 @@ struct JobqJob
 	char	   *locked_until;
 	char	   *enqueued_at;
 	int64_t		lease_ms;
+	int64_t		flow_id;		/* 0: outside every flow (or a 0.1.0 server) */
 	int			borrowed;		/* part of a JobqJobList: not freed alone */
 	int			taken;			/* moved out by jobq_joblist_take */
 };

@@ -2760,6 +2760,99 @@ test_enqueue_020(JobqConn *c)
 	jobq_drop_queue(c, qd, 1);
 }
 
+/*
+ * test_dep_results: a claimed job tells its flow (jobq_job_flow_id, 0
+ * outside flows, kept by jobq_job_dup); jobq_dep_results and
+ * jobq_dep_results_many hand a child its parent's result, "{}" to a job
+ * with no dependencies, NULL / STALE for a stale token; bad arguments are
+ * refused before any round trip.
+ */
+static void
+test_dep_results(JobqConn *c)
+{
+	char		q[64];
+	char		sql[512];
+	int64_t		alone = 0;
+	int64_t		ids[3];
+	const char *toks[3];
+	char	   *res[3] = {NULL, NULL, NULL};
+	char	   *one = NULL;
+	char		want[128];
+	JobqJob    *parent,
+			   *lone,
+			   *child;
+	int			ok;
+
+	snprintf(q, sizeof(q), "t%d-flow", (int) getpid());
+	ok = jobq_create_queue(c, q, NULL) == JOBQ_OK;
+	snprintf(sql, sizeof(sql),
+			 "SELECT jobq_flow('[{\"ref\": \"p\", \"queue\": \"%s\", \"payload\": {}},"
+			 " {\"ref\": \"c\", \"queue\": \"%s\", \"payload\": {}, \"depends_on\": [\"p\"]}]')",
+			 q, q);
+	ok = ok && exec_ok(sql);
+	parent = ok ? claim1(c, q, 30) : NULL;
+	ok = ok && enq(c, q, "{}", &alone) == JOBQ_OK;
+	lone = ok ? claim1(c, q, 30) : NULL;
+
+	test("dep_results: the claim tells the flow (the first job's id), 0 outside flows");
+	test_cond(parent != NULL && lone != NULL &&
+			  jobq_job_flow_id(parent) == jobq_job_id(parent) && jobq_job_flow_id(lone) == 0 &&
+			  jobq_job_flow_id(NULL) == 0);
+
+	test("dep_results: a job without dependencies has {}");
+	test_cond(parent != NULL &&
+			  jobq_dep_results(c, jobq_job_id(parent), jobq_job_token(parent), &one) == JOBQ_OK &&
+			  one != NULL && strcmp(one, "{}") == 0);
+	jobq_free(one);
+	one = NULL;
+
+	ok = parent != NULL &&
+		jobq_complete(c, jobq_job_id(parent), jobq_job_token(parent), "{\"n\": 7}", 8) == JOBQ_OK;
+	child = ok ? claim1(c, q, 30) : NULL;
+	snprintf(want, sizeof(want), "{\"%lld\": {\"state\": \"completed\", \"result\": {\"n\": 7}}}",
+			 (long long) jobq_job_id(parent));
+
+	test("dep_results: the child gets its parent's result, and keeps its flow through dup");
+	test_cond(child != NULL && jobq_job_flow_id(child) == jobq_job_id(parent) &&
+			  jobq_dep_results(c, jobq_job_id(child), jobq_job_token(child), &one) == JOBQ_OK &&
+			  one != NULL && strcmp(one, want) == 0);
+	jobq_free(one);
+	one = NULL;
+
+	test("dep_results with the parent's old token: STALE, NULL results");
+	test_cond(parent != NULL &&
+			  jobq_dep_results(c, jobq_job_id(parent), jobq_job_token(parent), &one) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_STALE, NULL) && one == NULL);
+
+	test("dep_results_many: in the order asked, NULL for a stale token");
+	ids[0] = child ? jobq_job_id(child) : 1;
+	toks[0] = child ? jobq_job_token(child) : "";
+	ids[1] = parent ? jobq_job_id(parent) : 1;
+	toks[1] = parent ? jobq_job_token(parent) : "";
+	ids[2] = lone ? jobq_job_id(lone) : 1;
+	toks[2] = lone ? jobq_job_token(lone) : "";
+	test_cond(child != NULL && lone != NULL &&
+			  jobq_dep_results_many(c, 3, ids, toks, res) == JOBQ_OK &&
+			  res[0] != NULL && strcmp(res[0], want) == 0 && res[1] == NULL &&
+			  res[2] != NULL && strcmp(res[2], "{}") == 0);
+	for (int i = 0; i < 3; i++)
+		jobq_free(res[i]);
+
+	test("dep_results: bad arguments are BAD_ARGUMENT");
+	test_cond(jobq_dep_results(c, 0, toks[0], &one) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_dep_results(c, ids[0], toks[0], NULL) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_dep_results_many(c, 0, ids, toks, res) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL) &&
+			  jobq_dep_results_many(c, JOBQ_CLAIM_MAX + 1, ids, toks, res) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	jobq_job_free(parent);
+	jobq_job_free(lone);
+	jobq_job_free(child);
+	jobq_drop_queue(c, q, 1);
+}
+
 static void
 test_list_page(JobqConn *c)
 {
@@ -2886,6 +2979,7 @@ main(void)
 	test_list_page(c);
 	test_rate_limited(c);
 	test_enqueue_020(c);
+	test_dep_results(c);
 	test_health_audit(c);
 	jobq_disconnect(c);
 
