@@ -63,6 +63,8 @@ typedef struct JobqWorkerJob
 	const char *payload;		/* the job's JSON, NUL-terminated */
 	int			attempt;		/* 1 on the first run */
 	int			max_attempts;
+	const char *deps;			/* a job in a flow: its dependency results
+								 * (JSON, doc/flows.md); NULL outside flows */
 } JobqWorkerJob;
 
 typedef int (*JobqWorkerCallback) (const JobqWorkerJob *job, void *arg);

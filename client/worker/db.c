@@ -327,10 +327,71 @@ fail:
 }
 
 /*
+ * read_dep_results
+ *		The dependency results of the claimed jobs that are in a flow
+ *		(jobq_job_flow_id), for all of them in one round trip, into each
+ *		Job's deps; jobs outside flows cost nothing, not even the call.
+ *		A job whose results cannot be read is not run, and is dropped from
+ *		jobs: released (its attempt given back) when the call failed and the
+ *		session still works, else left to its lease; a stale token (the
+ *		lease passed meanwhile) leaves it to whoever holds it now.
+ */
+static void
+read_dep_results(Worker *w, Job *jobs, int *njobs)
+{
+	static int64_t ids[JOBQ_CLAIM_MAX];
+	static const char *tokens[JOBQ_CLAIM_MAX];
+	static char *results[JOBQ_CLAIM_MAX];
+	static int	at[JOBQ_CLAIM_MAX];
+	int			k = 0;
+	int			kept = 0;
+	DbStatus	st = DB_OK;
+
+	for (int i = 0; i < *njobs && k < JOBQ_CLAIM_MAX; i++)
+		if (jobq_job_flow_id(jobs[i].jj) != 0)
+		{
+			ids[k] = jobq_job_id(jobs[i].jj);
+			tokens[k] = jobq_job_token(jobs[i].jj);
+			at[k++] = i;
+		}
+	if (k == 0)
+		return;
+	if (jobq_dep_results_many(w->db.conn, (size_t) k, ids, tokens, results) != JOBQ_OK)
+	{
+		st = failed(w);
+		wlog(w, "warning", "could not read the dependency results of %d job(s): %s; "
+			 "they are not run", k, errtext(w));
+	}
+	for (int j = 0; j < k; j++)
+	{
+		Job		   *job = &jobs[at[j]];
+		bool		released = false;
+
+		if (st == DB_OK && results[j] != NULL)
+		{
+			job->deps = results[j];
+			continue;
+		}
+		if (st == DB_OK)
+			wlog(w, "warning", "job %lld: the lease passed before its dependency results "
+				 "were read (stale token); not run", job_id(job));
+		else if (st == DB_ERROR && db_release(w, job, &released) == DB_OK && released)
+			wlog(w, "info", "job %lld released", job_id(job));
+		job_free(job);
+	}
+	/* close the gaps of the jobs dropped */
+	for (int i = 0; i < *njobs; i++)
+		if (jobs[i].jj != NULL)
+			jobs[kept++] = jobs[i];
+	*njobs = kept;
+}
+
+/*
  * jobs_from_list
  *		The worker's jobs of a claim: a malloc'd array of *njobs (caller
  *		frees the array and, through job_free, each job).  The JobqJobs are
- *		taken out of the list, not copied; the list is freed.
+ *		taken out of the list, not copied; the list is freed.  Jobs in a
+ *		flow come with their dependency results (read_dep_results).
  */
 static void
 jobs_from_list(Worker *w, JobqJobList *list, Job **jobs, int *njobs)
@@ -362,6 +423,7 @@ jobs_from_list(Worker *w, JobqJobList *list, Job **jobs, int *njobs)
 			j->next_heartbeat = now + w->heartbeat;
 	}
 	jobq_joblist_free(list);
+	read_dep_results(w, *jobs, njobs);
 }
 
 /*

@@ -33,7 +33,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#define _GNU_SOURCE				/* pipe2 */
+#define _GNU_SOURCE				/* pipe2, memfd_create */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -60,6 +61,8 @@ job_free(Job *job)
 {
 	jobq_job_free(job->jj);
 	job->jj = NULL;
+	jobq_free(job->deps);
+	job->deps = NULL;
 }
 
 static void
@@ -105,6 +108,83 @@ handler_child_reset(int in, int out, int err, pid_t parent)
 }
 
 /*
+ * deps_file
+ *		For a job in a flow, an anonymous file (memfd) holding its
+ *		dependency results, which the handler finds on DEPS_FD (and by the
+ *		name DEPS_PATH in JOBQ_DEP_RESULTS): any size (a fan-in may hand
+ *		over megabytes, past what an environment variable or a pipe takes),
+ *		a file the handler may read as often as it likes, and nothing left
+ *		on disk whatever happens to the worker.  Close-on-exec: the child
+ *		moves it to DEPS_FD (child_deps_fd).  -1 for a job without results,
+ *		or when the file cannot be made (logged; the caller fails the job).
+ */
+#define DEPS_FD		3
+#define DEPS_PATH	"/dev/fd/3"
+
+static int
+deps_file(Worker *w, const Job *job, bool *failed)
+{
+	size_t		len,
+				off = 0;
+	int			fd;
+
+	*failed = false;
+	if (job->deps == NULL)
+		return -1;
+	len = strlen(job->deps);
+	fd = memfd_create("jobq-dep-results", MFD_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	while (off < len)
+	{
+		ssize_t		n = write(fd, job->deps + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		off += (size_t) n;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		goto fail;
+	return fd;
+fail:
+	wlog(w, "error", "job %lld: could not store its dependency results for the handler: %s",
+		 job_id(job), strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	*failed = true;
+	return -1;
+}
+
+/*
+ * child_deps_fd
+ *		In a handler child (system calls only): the dependency results'
+ *		file on DEPS_FD, open across exec; nothing when fd is -1.  *keep is
+ *		a descriptor the child still needs (the exec status pipe), moved off
+ *		DEPS_FD first.
+ */
+static void
+child_deps_fd(int fd, int *keep)
+{
+	if (fd < 0)
+		return;
+	if (keep != NULL && *keep == DEPS_FD)
+	{
+		*keep = fcntl(DEPS_FD, F_DUPFD_CLOEXEC, DEPS_FD + 1);
+		if (*keep < 0)
+			_exit(127);
+	}
+	if (fd == DEPS_FD)
+	{
+		if (fcntl(fd, F_SETFD, 0) < 0)
+			_exit(127);
+	}
+	else if (dup2(fd, DEPS_FD) < 0)
+		_exit(127);
+}
+
+/*
  * child_setup
  *		In the forked child of a C callback: child_reset, then the job's
  *		environment.  An executable's child is set up by exec_child
@@ -112,11 +192,12 @@ handler_child_reset(int in, int out, int err, pid_t parent)
  */
 static void
 child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
-			pid_t parent)
+			pid_t parent, int deps_fd)
 {
 	char		num[32];
 
 	handler_child_reset(in, out, err, parent);
+	child_deps_fd(deps_fd, NULL);
 	close(in);
 	close(out);
 	close(err);
@@ -147,12 +228,22 @@ child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
 	setenv("JOBQ_ATTEMPT", num, 1);
 	snprintf(num, sizeof(num), "%d", job_max_attempts(job));
 	setenv("JOBQ_MAX_ATTEMPTS", num, 1);
+	if (deps_fd >= 0)
+		setenv("JOBQ_DEP_RESULTS", DEPS_PATH, 1);
+	else
+		unsetenv("JOBQ_DEP_RESULTS");
 }
 
-/* the names of the variables a handler gets (replacing inherited ones) */
+/*
+ * the names of the variables a handler gets (replacing inherited ones):
+ * the job's four, then JOBQ_DEP_RESULTS, set for a job in a flow only
+ */
 static const char *const job_vars[] = {
-	"JOBQ_JOB_ID=", "JOBQ_QUEUE=", "JOBQ_ATTEMPT=", "JOBQ_MAX_ATTEMPTS="
+	"JOBQ_JOB_ID=", "JOBQ_QUEUE=", "JOBQ_ATTEMPT=", "JOBQ_MAX_ATTEMPTS=",
+	"JOBQ_DEP_RESULTS="
 };
+#define NJOB_VARS	(sizeof(job_vars) / sizeof(job_vars[0]))
+#define JOB_VARS_MALLOCD	4	/* the first four; free_environ frees them */
 
 /*
  * job_environ
@@ -162,8 +253,9 @@ static const char *const job_vars[] = {
  *		without any variables of the same names.
  */
 static char **
-job_environ(const Job *job)
+job_environ(const Job *job, bool deps)
 {
+	static char deps_var[] = "JOBQ_DEP_RESULTS=" DEPS_PATH;
 	size_t		n = 0,
 				k = 0;
 	char	  **env;
@@ -171,7 +263,7 @@ job_environ(const Job *job)
 
 	while (environ[n])
 		n++;
-	env = jobq_xmalloc(sizeof(char *) * (n + 5));
+	env = jobq_xmalloc(sizeof(char *) * (n + NJOB_VARS + 1));
 	snprintf(buf, sizeof(buf), "%lld", job_id(job));
 	env[k] = jobq_xmalloc(strlen(job_vars[0]) + strlen(buf) + 1);
 	sprintf(env[k++], "%s%s", job_vars[0], buf);
@@ -183,11 +275,13 @@ job_environ(const Job *job)
 	snprintf(buf, sizeof(buf), "%d", job_max_attempts(job));
 	env[k] = jobq_xmalloc(strlen(job_vars[3]) + strlen(buf) + 1);
 	sprintf(env[k++], "%s%s", job_vars[3], buf);
+	if (deps)
+		env[k++] = deps_var;
 	for (size_t i = 0; i < n; i++)
 	{
 		bool		ours = false;
 
-		for (int v = 0; v < 4 && !ours; v++)
+		for (size_t v = 0; v < NJOB_VARS && !ours; v++)
 			ours = strncmp(environ[i], job_vars[v], strlen(job_vars[v])) == 0;
 		if (!ours)
 			env[k++] = environ[i];
@@ -199,7 +293,7 @@ job_environ(const Job *job)
 static void
 free_environ(char **env)
 {
-	for (int v = 0; v < 4; v++)
+	for (int v = 0; v < JOB_VARS_MALLOCD; v++)
 		free(env[v]);
 	free(env);
 }
@@ -222,11 +316,11 @@ put_str(char **p, const char *end, const char *s)
  *		defaults and unblocks them.  Never returns.
  */
 static void exec_child(Worker *w, int in, int out, int err, int status,
-					   pid_t parent, char **env) __attribute__((noreturn));
+					   pid_t parent, char **env, int deps_fd) __attribute__((noreturn));
 
 static void
 exec_child(Worker *w, int in, int out, int err, int status, pid_t parent,
-		   char **env)
+		   char **env, int deps_fd)
 {
 	char		msg[600];
 	char	   *p = msg;
@@ -234,6 +328,7 @@ exec_child(Worker *w, int in, int out, int err, int status, pid_t parent,
 	int			e;
 
 	handler_child_reset(in, out, err, parent);
+	child_deps_fd(deps_fd, &status);
 	/* the pipes' own descriptors are close-on-exec, as are other slots' */
 	execvpe(w->handler_argv[0], w->handler_argv, env);
 	e = errno;
@@ -266,9 +361,9 @@ exec_child(Worker *w, int in, int out, int err, int status, pid_t parent,
  */
 static pid_t
 spawn_exec(Worker *w, const Job *job, int in, int out, int err, pid_t parent,
-		   int *exec_errno)
+		   int deps_fd, int *exec_errno)
 {
-	char	  **env = job_environ(job);
+	char	  **env = job_environ(job, deps_fd >= 0);
 	int			status[2];
 	sigset_t	all,
 				old;
@@ -287,7 +382,7 @@ spawn_exec(Worker *w, const Job *job, int in, int out, int err, pid_t parent,
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = vfork();
 	if (pid == 0)
-		exec_child(w, in, out, err, status[1], parent, env);
+		exec_child(w, in, out, err, status[1], parent, env, deps_fd);
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	free_environ(env);
@@ -441,10 +536,16 @@ handler_start(Worker *w, Slot *s, const Job *job, int *exec_errno)
 				err[2] = {-1, -1};
 	pid_t		parent = getpid();
 	pid_t		pid;
+	int			deps_fd;
+	bool		deps_failed;
 
 	memset(s, 0, sizeof(*s));
 	s->job = *job;
 	s->fd_in = s->fd_out = s->fd_err = -1;
+	*exec_errno = 0;
+	deps_fd = deps_file(w, job, &deps_failed);
+	if (deps_failed)
+		return false;
 
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
 		pipe2(err, O_CLOEXEC) < 0)
@@ -459,7 +560,7 @@ handler_start(Worker *w, Slot *s, const Job *job, int *exec_errno)
 	fflush(NULL);
 	*exec_errno = 0;
 	if (w->callback == NULL)
-		pid = spawn_exec(w, job, in[0], out[1], err[1], parent, exec_errno);
+		pid = spawn_exec(w, job, in[0], out[1], err[1], parent, deps_fd, exec_errno);
 	else
 		pid = fork();
 	if (pid < 0)
@@ -477,18 +578,21 @@ handler_start(Worker *w, Slot *s, const Job *job, int *exec_errno)
 		close(in[1]);
 		close(out[0]);
 		close(err[0]);
-		child_setup(w, s, job, in[0], out[1], err[1], parent);
+		child_setup(w, s, job, in[0], out[1], err[1], parent, deps_fd);
 		cj.id = job_id(job);
 		cj.queue = job_queue(job);
 		cj.payload = jobq_job_payload(job->jj, NULL);
 		cj.attempt = job_attempt(job);
 		cj.max_attempts = job_max_attempts(job);
+		cj.deps = job->deps;
 		rc = w->callback(&cj, w->callback_arg);
 		fflush(stdout);
 		fflush(stderr);
 		_exit(rc >= 0 && rc <= 255 ? rc : 1);
 	}
 
+	if (deps_fd >= 0)
+		close(deps_fd);
 	/* both sides set the group: whichever runs first wins the race */
 	setpgid(pid, pid);
 	close(in[0]);
@@ -516,6 +620,7 @@ fail:
 		close_fd(&out[i]);
 		close_fd(&err[i]);
 	}
+	close_fd(&deps_fd);
 	return false;
 }
 

@@ -277,6 +277,12 @@ persistent_start(Worker *w, Slot *s, const Job *job)
 	buf_int(&best->inbuf, job_max_attempts(job));
 	jobq_buf_puts(&best->inbuf, ",\"payload\":");
 	jobq_buf_append(&best->inbuf, payload ? payload : "null", payload ? len : 4);
+	/* a job in a flow: its dependency results (jsonb's text: one line) */
+	if (job->deps != NULL)
+	{
+		jobq_buf_puts(&best->inbuf, ",\"deps\":");
+		jobq_buf_puts(&best->inbuf, job->deps);
+	}
 	jobq_buf_append(&best->inbuf, "}\n", 2);
 	jobq_xcheck(&best->inbuf);
 

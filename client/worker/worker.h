@@ -94,6 +94,9 @@ typedef struct Ring
 typedef struct Job
 {
 	JobqJob    *jj;				/* owned; NULL once freed */
+	char	   *deps;			/* owned: a job in a flow, its dependency
+								 * results (JSON, jobq_dep_results), read
+								 * with the claim; NULL outside flows */
 	double		claimed_at;		/* monotonic seconds */
 	double		lease_len;		/* seconds the claim granted (server clock) */
 	double		next_heartbeat; /* monotonic; 0 = none */
