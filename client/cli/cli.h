@@ -119,6 +119,9 @@ extern int	cmd_show(void);
 /* groups.c: jobq groups QUEUE */
 extern int	cmd_groups(void);
 
+/* flows.c: jobq flow create|show|cancel|retry */
+extern int	cmd_flow(void);
+
 /* workers.c: jobq workers, jobq worker quiet|stop|resume */
 extern int	cmd_workers(void);
 extern int	cmd_worker(void);

@@ -194,7 +194,12 @@ usage(FILE *f)
 			"  audit                    operator calls, newest first  [--queue=QUEUE]\n"
 			"        [--limit=N]\n"
 			"  groups QUEUE             the groups of a queue that groups its jobs\n"
-			"        [--state=blocked] [--limit=N] [--after=KEY]\n\n"
+			"        [--state=blocked] [--limit=N] [--after=KEY]\n"
+			"  flow create [FILE]       a graph of jobs from a JSON array (FILE or stdin)\n"
+			"  flow show FLOW           a flow's jobs, their states and what each waits for\n"
+			"  flow cancel FLOW         cancel the ready and waiting jobs of a flow\n"
+			"  flow retry ID            a dead job back to ready, and the jobs its failure\n"
+			"                           cancelled back to waiting\n\n"
 			"Options:\n"
 			"  -d, --dbname=CONNINFO    database connection string (default: PG* environment)\n"
 			"  -s, --schema=SCHEMA      schema of the jobq functions (default: public)\n"
@@ -1482,6 +1487,7 @@ main(int argc, char **argv)
 		{"health", cmd_health},
 		{"audit", cmd_audit},
 		{"groups", cmd_groups},
+		{"flow", cmd_flow},
 	};
 	int			c;
 
