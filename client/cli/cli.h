@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <libpq-fe.h>
+
 #include "jobq-client.h"
 #include "jobq-common.h"
 
@@ -121,6 +123,18 @@ extern int	cmd_groups(void);
 
 /* flows.c: jobq flow create|show|cancel|retry */
 extern int	cmd_flow(void);
+
+/*
+ * sql.c: statements of the CLI's own (schedules.c, flows.c) on main.c's
+ * connection; cli_sql_error and cli_sql_leave end the program
+ */
+extern void cli_sql_connect(void);
+extern void cli_sql_disconnect(void);
+extern PGresult *cli_sql_run(const char *sql, int nparams, const char *const *params,
+							 const char *where);
+extern void cli_sql_command(const char *sql);
+extern void cli_sql_error(PGresult *res, const char *where) CLI_NORETURN;
+extern void cli_sql_leave(int code) CLI_NORETURN;
 
 /* workers.c: jobq workers, jobq worker quiet|stop|resume */
 extern int	cmd_workers(void);

@@ -15,8 +15,8 @@
  * A flow is named by its id, the id of its first job (what jobq_flow's
  * first row, jobq_claim's flow_id and jobq_flow_jobs take).  There is no
  * list of the flows of a queue: the server keeps no index by queue of
- * them (doc/flows.md says why).  The statements are sent here, through
- * the libjobq connection, schema-qualified as libjobq's are.
+ * them (doc/flows.md says why).  The statements are the CLI's own (sql.c),
+ * schema-qualified as libjobq's are.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -38,7 +38,8 @@
 #define FLOW_FILE_MAX	(64 * 1024 * 1024)
 
 #define SQL_CREATE \
-	"SELECT f.ref, f.id, f.created FROM %s.jobq_flow($1::pg_catalog.jsonb) f"
+	"SELECT f.ref, f.id, CASE WHEN f.created THEN 'yes' ELSE 'no' END " \
+	"FROM %s.jobq_flow($1::pg_catalog.jsonb) f"
 #define SQL_CREATE_JSON \
 	"SELECT COALESCE(pg_catalog.json_agg(f), '[]') FROM %s.jobq_flow($1::pg_catalog.jsonb) f"
 /* the jobs, with what each still waits for: its pending and blocked edges */
@@ -61,80 +62,21 @@
 #define SQL_RETRY \
 	"SELECT %s.jobq_retry($1::pg_catalog.int8, with_dependents => true)"
 
-static JobqConn *conn;			/* main.c's */
-static PGconn *pg;
-static char *qschema;			/* the schema, quoted */
 static char *file_text;
 
-/* leave: end the program from here, closing the connection first */
+/* leave: end the program from here (cli_sql_leave), the file read freed */
 static void CLI_NORETURN
 leave(int code)
 {
-	PQfreemem(qschema);
 	free(file_text);
-	jobq_disconnect(conn);
-	fflush(stdout);
-	exit(code);
+	cli_sql_leave(code);
 }
 
-/*
- * sql_error
- *		Report a failed statement as main.c reports a libjobq error
- *		(message, SQLSTATE, DETAIL, HINT); exits 3 when the connection is
- *		gone, else 1.
- */
-static void CLI_NORETURN
-sql_error(PGresult *res)
-{
-	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
-	const char *hint = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) : NULL;
-	bool		lost = PQstatus(pg) == CONNECTION_BAD;
-
-	fprintf(stderr, "%s: error: %s", cli_progname(), msg ? msg : PQerrorMessage(pg));
-	if (state)
-		fprintf(stderr, " (SQLSTATE %s)", state);
-	if (msg)
-		fputc('\n', stderr);
-	if (detail)
-		fprintf(stderr, "DETAIL: %s\n", detail);
-	if (hint)
-		fprintf(stderr, "HINT: %s\n", hint);
-	PQclear(res);
-	leave(lost ? EXIT_CONNECTION : EXIT_FAILED);
-}
-
-/* run: statement sql ("%s" twice at most: the schema) with one parameter */
+/* run: statement sql of one parameter; an error ends the program */
 static PGresult *
 run(const char *sql, const char *param)
 {
-	size_t		len = strlen(sql) + 2 * strlen(qschema) + 1;
-	char	   *text = jobq_xmalloc(len);
-	PGresult   *res;
-
-	snprintf(text, len, sql, qschema, qschema);
-	res = PQexecParams(pg, text, 1, NULL, &param, NULL, NULL, 0);
-	free(text);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		sql_error(res);
-	return res;
-}
-
-static void
-connect_flows(void)
-{
-	const char *schema;
-
-	conn = cli_connect();
-	schema = jobq_schema(conn);
-	pg = jobq_pgconn(conn);
-	qschema = PQescapeIdentifier(pg, schema, strlen(schema));
-	if (qschema == NULL)
-	{
-		fprintf(stderr, "%s: out of memory\n", cli_progname());
-		leave(EXIT_FAILED);
-	}
+	return cli_sql_run(sql, 1, &param, NULL);
 }
 
 /* read_file: all of path ("-" or NULL: stdin), or exit 1 saying why */
@@ -204,6 +146,25 @@ print_value(PGresult *res)
 	PQclear(res);
 }
 
+/* print the rows of res as a table of ncols columns (NULL: an empty cell) */
+static void
+print_rows(PGresult *res, int ncols, const char *const *names, const bool *numeric)
+{
+	const char *row[8];
+	Table		t;
+
+	table_init(&t, ncols, names, numeric);
+	for (int r = 0; r < PQntuples(res); r++)
+	{
+		for (int c = 0; c < ncols && c < 8; c++)
+			row[c] = PQgetisnull(res, r, c) ? NULL : PQgetvalue(res, r, c);
+		table_add(&t, row);
+	}
+	PQclear(res);
+	print_table(&t);
+	table_free(&t);
+}
+
 /* flow create [FILE]: ref, id, created of each job, in the file's order */
 static int
 flow_create(void)
@@ -211,30 +172,17 @@ flow_create(void)
 	static const char *const names[] = {"ref", "id", "created"};
 	static const bool numeric[] = {false, true, false};
 	PGresult   *res;
-	Table		t;
 
 	cli_want_args("flow create", 1, 2);
 	file_text = read_file(cli_arg(2));
-	connect_flows();
+	cli_sql_connect();
 	res = run(cli_json() ? SQL_CREATE_JSON : SQL_CREATE, file_text);
 	if (cli_json())
 	{
 		print_value(res);
 		return EXIT_OK;
 	}
-	table_init(&t, 3, names, numeric);
-	for (int r = 0; r < PQntuples(res); r++)
-	{
-		const char *row[3];
-
-		row[0] = PQgetvalue(res, r, 0);
-		row[1] = PQgetvalue(res, r, 1);
-		row[2] = strcmp(PQgetvalue(res, r, 2), "t") == 0 ? "yes" : "no";
-		table_add(&t, row);
-	}
-	PQclear(res);
-	print_table(&t);
-	table_free(&t);
+	print_rows(res, 3, names, numeric);
 	return EXIT_OK;
 }
 
@@ -251,11 +199,10 @@ flow_show(void)
 	static const bool numeric[] = {true, false, false, true, false, false, false, false};
 	char		idbuf[24];
 	PGresult   *res;
-	Table		t;
 
 	cli_want_args("flow show", 2, 2);
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long) cli_job_id(cli_arg(2)));
-	connect_flows();
+	cli_sql_connect();
 	res = run(cli_json() ? SQL_SHOW_JSON : SQL_SHOW, idbuf);
 	if (cli_json() ? strcmp(PQgetvalue(res, 0, 0), "[]") == 0 : PQntuples(res) == 0)
 	{
@@ -269,18 +216,7 @@ flow_show(void)
 		print_value(res);
 		return EXIT_OK;
 	}
-	table_init(&t, 8, names, numeric);
-	for (int r = 0; r < PQntuples(res); r++)
-	{
-		const char *row[8];
-
-		for (int c = 0; c < 8; c++)
-			row[c] = PQgetisnull(res, r, c) ? NULL : PQgetvalue(res, r, c);
-		table_add(&t, row);
-	}
-	PQclear(res);
-	print_table(&t);
-	table_free(&t);
+	print_rows(res, 8, names, numeric);
 	return EXIT_OK;
 }
 
@@ -293,7 +229,7 @@ flow_cancel(void)
 
 	cli_want_args("flow cancel", 2, 2);
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long) cli_job_id(cli_arg(2)));
-	connect_flows();
+	cli_sql_connect();
 	res = run(SQL_CANCEL, idbuf);
 	if (cli_json())
 		printf("{\"flow_id\":%s,\"cancelled\":%s}\n", idbuf, PQgetvalue(res, 0, 0));
@@ -313,7 +249,7 @@ flow_retry(void)
 
 	cli_want_args("flow retry", 2, 2);
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long) cli_job_id(cli_arg(2)));
-	connect_flows();
+	cli_sql_connect();
 	res = run(SQL_RETRY, idbuf);
 	done = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
@@ -354,8 +290,7 @@ cmd_flow(void)
 		rc = flow_retry();
 	else
 		cli_usage_error("unknown flow subcommand \"%s\"", sub);
-	PQfreemem(qschema);
-	qschema = NULL;
+	cli_sql_disconnect();
 	free(file_text);
 	file_text = NULL;
 	return rc;

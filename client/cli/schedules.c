@@ -26,8 +26,8 @@
  * The server checks every value.
  *
  * These calls need no libjobq function of their own: they run fixed
- * statements on libjobq's connection (jobq_pgconn), with the schema the
- * connection was made for.
+ * statements on libjobq's connection (jobq_pgconn, sql.c), with the
+ * schema the connection was made for.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -109,100 +109,6 @@ typedef struct Crontab
 	"s.last_error, s.source FROM %s.jobq_schedules() s"
 #define SQL_LIST_JSON \
 	"SELECT COALESCE(pg_catalog.array_to_json(pg_catalog.array_agg(s)), '[]') FROM %s.jobq_schedules() s"
-
-static JobqConn *conn;			/* main.c's; closed here before an exit */
-static PGconn *pg;
-static char *qschema;			/* the schema, quoted */
-
-/* leave: end the program from here, closing the connection first */
-static void
-leave(int code)
-{
-	PQfreemem(qschema);
-	jobq_disconnect(conn);
-	fflush(stdout);
-	exit(code);
-}
-
-/*
- * sql_error
- *		Report a failed statement as failed() in main.c reports a libjobq
- *		error (message, SQLSTATE, DETAIL, HINT), with a prefix saying
- *		where; exits 3 when the connection is gone, else 1.
- */
-static void
-sql_error(PGresult *res, const char *where)
-{
-	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
-	const char *hint = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) : NULL;
-	bool		lost = PQstatus(pg) == CONNECTION_BAD;
-
-	fprintf(stderr, "%s: %s%serror: %s", cli_progname(), where ? where : "", where ? ": " : "",
-			msg ? msg : PQerrorMessage(pg));
-	if (state)
-		fprintf(stderr, " (SQLSTATE %s)", state);
-	if (msg)
-		fputc('\n', stderr);
-	if (detail)
-		fprintf(stderr, "DETAIL: %s\n", detail);
-	if (hint)
-		fprintf(stderr, "HINT: %s\n", hint);
-	PQclear(res);
-	leave(lost ? EXIT_CONNECTION : EXIT_FAILED);
-}
-
-/*
- * run
- *		Run statement sql (with "%s" for the schema) with text parameters;
- *		the result is the caller's.  A failure is reported as from where
- *		and ends the program.
- */
-static PGresult *
-run(const char *sql, int nparams, const char *const *params, const char *where)
-{
-	size_t		len = strlen(sql) + strlen(qschema) + 1;
-	char	   *text = jobq_xmalloc(len);
-	PGresult   *res;
-
-	snprintf(text, len, sql, qschema);
-	res = PQexecParams(pg, text, nparams, NULL, params, NULL, NULL, 0);
-	free(text);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK && PQresultStatus(res) != PGRES_COMMAND_OK)
-		sql_error(res, where);
-	return res;
-}
-
-static void
-run_command(const char *sql)
-{
-	PQclear(run(sql, 0, NULL, NULL));
-}
-
-static void
-connect_schedules(void)
-{
-	const char *schema;
-
-	conn = cli_connect();
-	schema = jobq_schema(conn);
-
-	pg = jobq_pgconn(conn);
-	qschema = PQescapeIdentifier(pg, schema, strlen(schema));
-	if (qschema == NULL)
-	{
-		fprintf(stderr, "%s: out of memory\n", cli_progname());
-		leave(EXIT_FAILED);
-	}
-}
-
-static void
-disconnect_schedules(void)
-{
-	PQfreemem(qschema);
-	qschema = NULL;
-}
 
 /* ----------------------------------------------------------------------
  * The file
@@ -488,7 +394,7 @@ report(const char *action, const char *name, const char *next, bool *first)
 static char *
 definition(const char *name)
 {
-	PGresult   *res = run(SQL_DEFINITION, 1, &name, name);
+	PGresult   *res = cli_sql_run(SQL_DEFINITION, 1, &name, name);
 	char	   *def = PQntuples(res) ? jobq_xstrdup(PQgetvalue(res, 0, 0)) : NULL;
 
 	PQclear(res);
@@ -524,8 +430,8 @@ apply(const char *path)
 	free(real);
 	read_crontab(&tab, &lines, &nlines);
 
-	connect_schedules();
-	run_command("BEGIN");
+	cli_sql_connect();
+	cli_sql_command("BEGIN");
 	for (int i = 0; i < tab.n; i++)
 	{
 		Entry	   *e = &tab.entries[i];
@@ -541,20 +447,20 @@ apply(const char *path)
 			params[3 + k] = e->settings[k];
 		params[12] = src;
 		snprintf(where, sizeof(where), "%s:%d: schedule %s", path, e->line, e->name);
-		run_command("SAVEPOINT jobq_apply");
+		cli_sql_command("SAVEPOINT jobq_apply");
 		before = definition(e->name);
-		res = run(SQL_SCHEDULE, 13, params, where);
+		res = cli_sql_run(SQL_SCHEDULE, 13, params, where);
 		after = definition(e->name);
 		if (before != NULL && after != NULL && strcmp(before, after) == 0)
 		{
 			/* the same definition: leave the schedule exactly as it was */
-			run_command("ROLLBACK TO SAVEPOINT jobq_apply");
+			cli_sql_command("ROLLBACK TO SAVEPOINT jobq_apply");
 			report("unchanged", e->name, NULL, &first);
 			unchanged++;
 		}
 		else
 		{
-			run_command("RELEASE SAVEPOINT jobq_apply");
+			cli_sql_command("RELEASE SAVEPOINT jobq_apply");
 			report(before ? "change" : "add", e->name,
 				   PQgetisnull(res, 0, 0) ? NULL : PQgetvalue(res, 0, 0), &first);
 			if (before)
@@ -568,7 +474,7 @@ apply(const char *path)
 	}
 	if ((cli_option("prune") != NULL))
 	{
-		PGresult   *mine = run(SQL_OF_SOURCE, 1, &src, NULL);
+		PGresult   *mine = cli_sql_run(SQL_OF_SOURCE, 1, &src, NULL);
 
 		for (int r = 0; r < PQntuples(mine); r++)
 		{
@@ -579,13 +485,13 @@ apply(const char *path)
 				in_file = strcmp(tab.entries[i].name, name) == 0;
 			if (in_file)
 				continue;
-			PQclear(run(SQL_UNSCHEDULE, 1, &name, name));
+			PQclear(cli_sql_run(SQL_UNSCHEDULE, 1, &name, name));
 			report("remove", name, NULL, &first);
 			removed++;
 		}
 		PQclear(mine);
 	}
-	run_command((cli_option("dry-run") != NULL) ? "ROLLBACK" : "COMMIT");
+	cli_sql_command((cli_option("dry-run") != NULL) ? "ROLLBACK" : "COMMIT");
 	if (cli_json())
 		printf("%s\n", first ? "[]" : "]");
 	else
@@ -598,7 +504,7 @@ apply(const char *path)
 	for (int i = 0; i < nlines; i++)
 		free(lines[i]);
 	free(lines);
-	disconnect_schedules();
+	cli_sql_disconnect();
 	return EXIT_OK;
 }
 
@@ -646,8 +552,8 @@ cmd_schedule(void)
 		return EXIT_USAGE;
 	}
 	name = cli_arg(2);
-	connect_schedules();
-	res = run(subs[which].sql, 1, &name, NULL);
+	cli_sql_connect();
+	res = cli_sql_run(subs[which].sql, 1, &name, NULL);
 	if (which == 0 && strcmp(PQgetvalue(res, 0, 0), "t") != 0)
 	{
 		fprintf(stderr, "%s: error: schedule \"%s\" does not exist\n", cli_progname(), name);
@@ -678,7 +584,7 @@ cmd_schedule(void)
 	else
 		printf("schedule %s %s\n", name, subs[which].done);
 	PQclear(res);
-	disconnect_schedules();
+	cli_sql_disconnect();
 	return rc;
 }
 
@@ -700,16 +606,16 @@ cmd_schedules(void)
 
 	cli_allow_only("schedules", allowed);
 	cli_want_args("schedules", 0, 0);
-	connect_schedules();
+	cli_sql_connect();
 	if (cli_json())
 	{
-		res = run(SQL_LIST_JSON, 0, NULL, NULL);
+		res = cli_sql_run(SQL_LIST_JSON, 0, NULL, NULL);
 		printf("%s\n", PQgetvalue(res, 0, 0));
 		PQclear(res);
-		disconnect_schedules();
+		cli_sql_disconnect();
 		return EXIT_OK;
 	}
-	res = run(SQL_LIST, 0, NULL, NULL);
+	res = cli_sql_run(SQL_LIST, 0, NULL, NULL);
 	table_init(&t, 13, names, numeric);
 	for (int r = 0; r < PQntuples(res); r++)
 	{
@@ -737,6 +643,6 @@ cmd_schedules(void)
 	print_table(&t);
 	table_free(&t);
 	PQclear(res);
-	disconnect_schedules();
+	cli_sql_disconnect();
 	return EXIT_OK;
 }
