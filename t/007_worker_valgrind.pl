@@ -1,7 +1,8 @@
 # t/007_worker_valgrind.pl: the C callback example (examples/callback_worker,
 # jobq-worker.h) runs jobs through jobq_worker_main; and jobq-worker runs a
 # mixed workload under valgrind --leak-check=full (handler exits 0, 75, 65,
-# a timeout, a terminated backend, SIGHUP, the blocking claim, SIGTERM):
+# a timeout, a terminated backend, SIGHUP, the blocking claim, a flow whose
+# child reads its dependency results, SIGTERM):
 # no leak and no memory error may be reported.
 use strict;
 use warnings;
@@ -42,11 +43,12 @@ SKIP:
 {
 	my $vg = `command -v valgrind 2>/dev/null`;
 	chomp $vg;
-	skip 'valgrind not installed', 9 unless $vg;
+	skip 'valgrind not installed', 11 unless $vg;
 	my $dir = PostgreSQL::Test::Utils::tempdir();
 	my $h = write_handler('h',
 		"p=\$(cat); case \"\$p\" in *sleep*) sleep 30;; *retry*) [ \$JOBQ_ATTEMPT = 1 ] && exit 75;; "
-		  . "*dead*) echo bad >&2; exit 65;; *text*) echo 'not json'; exit 0;; esac; echo '{\"ok\": 1}'");
+		  . "*dead*) echo bad >&2; exit 65;; *text*) echo 'not json'; exit 0;; "
+		  . "*child*) cat \"\$JOBQ_DEP_RESULTS\"; exit 0;; esac; echo '{\"ok\": 1}'");
 	my $w = start_worker_cmd($node,
 		[ $vg, '--quiet', '--leak-check=full', '--show-leak-kinds=definite,indirect',
 		  '--errors-for-leak-kinds=definite,indirect', '--error-exitcode=99',
@@ -73,6 +75,14 @@ SKIP:
 		'valgrind: job after reconnect and SIGHUP');
 	ok(wait_for($node, "SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'jobq-worker'"
 		  . " AND wait_event_type = 'Extension'", 't', 60), 'valgrind: waiting again');
+
+	# a flow: the child's dependency results read with its claim and handed over
+	my $child = $node->safe_psql('postgres', q{SELECT id FROM jobq_flow('[{"ref": "p", "queue": "vg"},
+		{"ref": "c", "queue": "vg", "payload": "child", "depends_on": ["p"]}]') WHERE ref = 'c'});
+	ok(wait_for($node, "SELECT state = 'completed' FROM jobq_job($child)", 't', 60),
+		'valgrind: a flow ran');
+	is($node->safe_psql('postgres', "SELECT string_agg(value::text, ' ') FROM jobq_job($child), jsonb_each(result)"),
+		'{"state": "completed", "result": {"ok": 1}}', 'valgrind: the child read its parent\'s result');
 
 	is(stop_worker($w, 'TERM'), 0, 'valgrind: SIGTERM, exit 0 (99 = valgrind found errors)');
 	my $log = worker_log($w);
