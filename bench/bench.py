@@ -1511,19 +1511,20 @@ def drains_section(w, R):
                   + ' | '.join(f'{x:.2f}×' if x else 'n/a' for x in ratios)
                   + f' | ≥ {tgt}× | {met} |')
     w('')
+    per_job = [(k, c, best(R, k)) for b in (1, 100) for impl in ('ref', 'min', 'jobq', 'driver')
+               for c in cs
+               for k in [f'drain/{impl}/c{c}/b{b}' + ('' if impl in REF_TABLES else '/ret0')]]
+    per_job = [(k, c, x) for k, c, x in per_job if x and 'fsyncs_per_job' in x['extra']]
+    if not per_job:     # the full mode's drain rows: no fsync counts
+        return
     w('Per job, best run of each (server CPU: the postmaster and its children; WAL fsyncs: '
       '`pg_stat_wal.wal_sync` over the run):\n')
     w('| run | clients | server CPU µs / job | WAL bytes / job | WAL fsyncs / job |')
     w('|---|---:|---:|---:|---:|')
-    for b in (1, 100):
-        for impl in ('ref', 'min', 'jobq', 'driver'):
-            for c in cs:
-                k = f'drain/{impl}/c{c}/b{b}' + ('' if impl in REF_TABLES else '/ret0')
-                x = best(R, k)
-                if x and 'fsyncs_per_job' in x['extra']:
-                    e = x['extra']
-                    w(f"| {k} | {c} | {fmt(e['cpu_ms_per_1k'])} | {fmt(e['wal_bytes_per_job'])} | "
-                      f"{e['fsyncs_per_job']:.3f} |")
+    for k, c, x in per_job:
+        e = x['extra']
+        w(f"| {k} | {c} | {fmt(e['cpu_ms_per_1k'])} | {fmt(e['wal_bytes_per_job'])} | "
+          f"{e['fsyncs_per_job']:.3f} |")
     w('')
 
 
