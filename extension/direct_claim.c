@@ -433,9 +433,6 @@ typedef struct ClaimCall
 	TupleTableSlot *locked;
 	Datum	   *values;
 	bool	   *nulls;
-	Datum	   *repl;
-	bool	   *repl_nulls;
-	bool	   *replace;
 	Tuplestorestate *store;
 	TupleDesc	desc;
 	int			n;				/* jobs claimed so far */
@@ -453,7 +450,8 @@ claim_head(ClaimCall *call, ClaimSource *src)
 	TupleDesc	reldesc = RelationGetDescr(call->rel);
 	Datum		job[DCOL_NCOLUMNS];
 	bool		job_nulls[DCOL_NCOLUMNS];
-	Datum	   *repl = call->repl;
+	Datum	   *values = call->values;
+	bool	   *nulls = call->nulls;
 	TM_FailureData tmfd;
 	TM_Result	tm;
 	HeapTuple	old;
@@ -491,15 +489,21 @@ claim_head(ClaimCall *call, ClaimSource *src)
 			return false;
 	}
 
-	/* the UPDATE of the locked version */
-	repl[attnum[DCOL_STATE] - 1] = ObjectIdGetDatum(state_running);
-	repl[attnum[DCOL_ATTEMPT] - 1] = Int32GetDatum(DatumGetInt32(job[DCOL_ATTEMPT]) + 1);
-	repl[attnum[DCOL_TOKEN] - 1] = UUIDPGetDatum((pg_uuid_t *) &call->tokens[call->n]);
-	repl[attnum[DCOL_LOCKED_UNTIL] - 1] = TimestampTzGetDatum(src->until);
-	repl[attnum[DCOL_CLAIMED_AT] - 1] = TimestampTzGetDatum(call->now);
-	repl[attnum[DCOL_WORKER] - 1] = PointerGetDatum(call->worker);
-	call->repl_nulls[attnum[DCOL_WORKER] - 1] = call->worker == NULL;
-	newtup = heap_modify_tuple(old, reldesc, repl, call->repl_nulls, call->replace);
+	/*
+	 * The UPDATE of the locked version, formed from its columns as deformed
+	 * above (heap_modify_tuple would deform it once more); job[] keeps the
+	 * old values.
+	 */
+	values[attnum[DCOL_STATE] - 1] = ObjectIdGetDatum(state_running);
+	values[attnum[DCOL_ATTEMPT] - 1] = Int32GetDatum(DatumGetInt32(job[DCOL_ATTEMPT]) + 1);
+	values[attnum[DCOL_TOKEN] - 1] = UUIDPGetDatum((pg_uuid_t *) &call->tokens[call->n]);
+	values[attnum[DCOL_LOCKED_UNTIL] - 1] = TimestampTzGetDatum(src->until);
+	values[attnum[DCOL_CLAIMED_AT] - 1] = TimestampTzGetDatum(call->now);
+	values[attnum[DCOL_WORKER] - 1] = PointerGetDatum(call->worker);
+	for (int i = 0; i < lengthof(claim_changes); i++)
+		nulls[attnum[claim_changes[i]] - 1] = false;
+	nulls[attnum[DCOL_WORKER] - 1] = call->worker == NULL;
+	newtup = heap_form_tuple(reldesc, values, nulls);
 	tm = heap_update(call->rel, &call->locked->tts_tid, newtup, call->cid, InvalidSnapshot, true,
 					 &tmfd, &lockmode);
 	if (tm != TM_Ok)
@@ -511,7 +515,7 @@ claim_head(ClaimCall *call, ClaimSource *src)
 	out[0] = job[DCOL_ID];
 	out[1] = job[DCOL_QUEUE];
 	out[2] = job[DCOL_PAYLOAD];
-	out[3] = repl[attnum[DCOL_ATTEMPT] - 1];
+	out[3] = values[attnum[DCOL_ATTEMPT] - 1];
 	out[4] = job[DCOL_MAX_ATTEMPTS];
 	out[5] = UUIDPGetDatum((pg_uuid_t *) &call->tokens[call->n]);
 	out[6] = TimestampTzGetDatum(src->until);
@@ -623,14 +627,9 @@ jobq_direct_claim(const JobqClaimQueue *queues, int nqueues, TimestampTz now, in
 	call.locked = table_slot_create(rel, NULL);
 	call.values = palloc(sizeof(Datum) * reldesc->natts);
 	call.nulls = palloc(sizeof(bool) * reldesc->natts);
-	call.repl = palloc0(sizeof(Datum) * reldesc->natts);
-	call.repl_nulls = palloc0(sizeof(bool) * reldesc->natts);
-	call.replace = palloc0(sizeof(bool) * reldesc->natts);
 	call.store = store;
 	call.desc = desc;
 	call.n = 0;
-	for (int i = 0; i < lengthof(claim_changes); i++)
-		call.replace[attnum[claim_changes[i]] - 1] = true;
 
 	/* each queue's scan, at its first claimable row */
 	fmgr_info(queue_eq_proc, &queue_eq);
@@ -694,9 +693,6 @@ jobq_direct_claim(const JobqClaimQueue *queues, int nqueues, TimestampTz now, in
 		binaryheap_free(heap);
 	pfree(call.values);
 	pfree(call.nulls);
-	pfree(call.repl);
-	pfree(call.repl_nulls);
-	pfree(call.replace);
 	PopActiveSnapshot();
 	index_close(irel, NoLock);
 	jobq_direct_indexes_close(&indexes, irels);
