@@ -80,7 +80,8 @@ PG_FUNCTION_INFO_V1(jobq_release);
  */
 #define NOT_IN_FLOW(A) " AND " A "flow_id IS NULL"
 
-#define COMPLETE_SQL(QUAL, HISTORY_ROW) \
+#define COMPLETE_SQL(QUAL, HISTORY_ROW) COMPLETE_COLS_SQL(QUAL, HISTORY_ROW, "")
+#define COMPLETE_COLS_SQL(QUAL, HISTORY_ROW, EXTRA) \
 	"WITH d AS (" \
 	"  DELETE FROM jobq.jobs" \
 	"  WHERE id = $1 AND token = $2" QUAL \
@@ -89,7 +90,7 @@ PG_FUNCTION_INFO_V1(jobq_release);
 						  "d.errors", "$4") \
 	" WHERE " KEEPS_HISTORY("d.queue") " RETURNING 1)" \
 	" SELECT (SELECT count(*) FROM d), EXISTS (SELECT 1 FROM h)," \
-	"   (SELECT d.queue FROM d), (SELECT d.claimed_at FROM d)"
+	"   (SELECT d.queue FROM d), (SELECT d.claimed_at FROM d)" EXTRA
 
 /* The plain complete: the job, if its queue keeps no history ($3: none does) */
 #define COMPLETE_PLAIN_Q_SQL(QUAL) \
@@ -160,9 +161,10 @@ enum
 	NUM_STATEMENTS
 };
 
-/* complete: how many completed, whether one went to history */
+/* complete: how many completed, whether one went to history; complete_flow: its flow */
 #define COL_COMPLETE_COUNT		1
 #define COL_COMPLETE_KEPT		2
+#define COL_COMPLETE_FLOW_ID	5
 /* complete_batch(_plain): each pair completed, and whether it went to history */
 #define COL_BATCH_ID			1
 #define COL_BATCH_TOKEN			2
@@ -261,7 +263,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		FAIL_DEAD_SQL(NOT_IN_FLOW(""), JOBQ_HISTORY_ROW_SQL),
 		5, {INT8OID, UUIDOID, TIMESTAMPTZOID, TEXTOID, BOOLOID}},
 	[ST_COMPLETE_FLOW] = {"complete_flow",
-		COMPLETE_SQL("", JOBQ_HISTORY_ROW_FLOW_SQL),
+		COMPLETE_COLS_SQL("", JOBQ_HISTORY_ROW_FLOW_SQL, ", (SELECT d.flow_id FROM d)"),
 		4, {INT8OID, UUIDOID, TIMESTAMPTZOID, JSONBOID}},
 	[ST_FAIL_DEAD_FLOW] = {"fail_dead_flow",
 		FAIL_DEAD_SQL("", JOBQ_HISTORY_ROW_FLOW_SQL),
@@ -414,12 +416,19 @@ complete_one_flow(Datum *values, char *nulls)
 {
 	bool		kept;
 	bool		done = complete_one_history(values, nulls, &kept, ST_COMPLETE_FLOW);
+	int64		id = DatumGetInt64(values[0]);
+	int64		flow;
+	bool		isnull;
 
-	if (done)
-		jobq_flow_completed(DatumGetInt64(values[0]),
-							nulls[3] == 'n' ? NULL : DatumGetJsonbP(values[3]),
-							DatumGetTimestampTz(values[2]));
-	return done;
+	if (!done)
+		return false;
+	flow = jobq_spi_getint64(0, COL_COMPLETE_FLOW_ID, &isnull);
+	jobq_flow_completed(id, nulls[3] == 'n' ? NULL : DatumGetJsonbP(values[3]),
+						DatumGetTimestampTz(values[2]));
+	/* gone without a history row: no purge will see its edges and membership */
+	if (!kept)
+		jobq_flow_forget(&id, &flow, 1);
+	return true;
 }
 
 /*
@@ -478,9 +487,14 @@ jobq_complete(PG_FUNCTION_ARGS)
 	jobq_direct_finish(&direct);
 	/* a job of a flow completed directly: its dependents, in one statement */
 	if (direct_flow)
-		jobq_flow_completed(DatumGetInt64(values[0]),
-							nulls[3] == 'n' ? NULL : DatumGetJsonbP(values[3]),
+	{
+		int64		id = DatumGetInt64(values[0]);
+
+		jobq_flow_completed(id, nulls[3] == 'n' ? NULL : DatumGetJsonbP(values[3]),
 							DatumGetTimestampTz(values[2]));
+		if (!direct.kept)
+			jobq_flow_forget(&id, &direct.flow_id, 1);
+	}
 	if (!done)
 	{
 		any_history = jobq_any_history_queue();
@@ -666,6 +680,9 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 	int64	   *flow_ids = NULL;
 	Jsonb	  **flow_results = NULL;
 	int			nflow = 0;
+	int64	   *gone_ids = NULL;	/* of those, the ones that left no history row */
+	int64	   *gone_flows = NULL;
+	int			ngone = 0;
 
 	jobq_require(fcinfo, 0, "ids");
 	jobq_require(fcinfo, 1, "tokens");
@@ -748,15 +765,24 @@ complete_batch(FunctionCallInfo fcinfo, bool positions)
 			{
 				flow_ids = palloc(sizeof(int64) * n);
 				flow_results = palloc(sizeof(Jsonb *) * n);
+				gone_ids = palloc(sizeof(int64) * n);
+				gone_flows = palloc(sizeof(int64) * n);
 			}
 			flow_ids[nflow] = DatumGetInt64(id_items[i]);
 			flow_results[nflow++] = result;
+			if (!direct.kept)
+			{
+				gone_ids[ngone] = DatumGetInt64(id_items[i]);
+				gone_flows[ngone++] = direct.flow_id;
+			}
 		}
 	}
 	jobq_direct_finish(&direct);
 	/* the dependents of the jobs of flows completed directly, in one statement */
 	if (nflow > 0)
 		jobq_flow_completed_many(flow_ids, flow_results, nflow, DatumGetTimestampTz(values[2]));
+	if (ngone > 0)
+		jobq_flow_forget(gone_ids, gone_flows, ngone);
 	/* the statements see those deleted, and take the rest */
 	any_history = taken < n && jobq_any_history_queue();
 	/* the statement with history takes what the plain one did not */

@@ -454,7 +454,7 @@ run_cancel_flow(Datum *values)
 		jobq_await_note(jobq_spi_getint64(i, COL_JOB_ID, &isnull), JOBQ_AWAIT_CANCELLED, now,
 						NULL);
 	}
-	jobq_flow_resolve_rows(COL_JOB_ID, COL_JOB_FLOW_ID, "cancelled", now);
+	jobq_flow_resolve_rows(COL_JOB_ID, COL_JOB_FLOW_ID, "cancelled", false, now);
 	return (int64) n;
 }
 

@@ -80,10 +80,12 @@ typedef struct JobqDirectCall
 	Relation	history;
 	Datum	   *values;			/* a job's row, deformed (jobs' natts) */
 	bool	   *nulls;
-	bool		flow_job;		/* the job just completed is in a flow */
+	bool		flow_job;		/* the job just completed is in a flow, */
+	int64		flow_id;		/* this one, */
+	bool		kept;			/* and went to history */
 } JobqDirectCall;
 
-#define JOBQ_DIRECT_CALL_INIT	{0, NULL, NULL, 0, NULL, NULL, NULL, false}
+#define JOBQ_DIRECT_CALL_INIT	{0, NULL, NULL, 0, NULL, NULL, NULL, false, 0, false}
 
 extern bool jobq_direct_writes;
 extern void jobq_direct_define_gucs(void);

@@ -471,6 +471,8 @@ jobq_direct_complete(JobqDirectCall *call, int64 id, const pg_uuid_t *token, Jso
 						   finished_at);
 	jobq_direct_forget_claim(id);
 	call->flow_job = !job_nulls[DCOL_FLOW_ID];
+	call->flow_id = call->flow_job ? DatumGetInt64(job[DCOL_FLOW_ID]) : 0;
+	call->kept = keeps;
 	elog(DEBUG2, "jobq: job " INT64_FORMAT " completed directly%s%s", id,
 		 keeps ? ", with its history row" : "", call->flow_job ? ", in a flow" : "");
 	return true;

@@ -88,6 +88,7 @@ enum
 	ST_DEP_RESULTS,
 	ST_FLOW_JOBS,
 	ST_FLOW_LIVE,
+	ST_FORGET,
 	NUM_STATEMENTS
 };
 
@@ -349,6 +350,16 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" WHERE m.flow_id = $1 AND j.state IN ('ready', 'waiting')"
 		" ORDER BY j.id",
 		1, {INT8OID}},
+	/*
+	 * $1 jobs of flows that ended without a history row, $2 their flows:
+	 * their own edges (all satisfied: they ran) and their memberships go,
+	 * as a purge takes those of a job that had one (JOBQ_FLOW_FORGET_SQL)
+	 */
+	[ST_FORGET] = {"flow_forget",
+		"WITH e AS (DELETE FROM jobq.deps WHERE child = ANY ($1))"
+		" DELETE FROM jobq.flow_jobs m USING unnest($2, $1) AS x(flow_id, id)"
+		" WHERE m.flow_id = x.flow_id AND m.id = x.id",
+		2, {INT8ARRAYOID, INT8ARRAYOID}},
 };
 
 static SPIPlanPtr plans[NUM_STATEMENTS];
@@ -778,36 +789,60 @@ failed_generations(const int64 *first_ids, int n, const char *state, const char 
  *	  flows among the rows of the last SPI result (column id_col their id,
  *	  flow_col their flow_id, NULL outside flows) resolve their dependents
  *	  as ended in state: "completed" satisfies their edges (without a
- *	  result), any other applies the edges' policies.  The rows are read
- *	  before any statement runs; without a job of a flow among them,
- *	  nothing runs.  Inside SPI.
+ *	  result), any other applies the edges' policies.  gone: the jobs left
+ *	  no history row, and their own edges and memberships go too
+ *	  (jobq_flow_forget).  The rows (one per job) are read before any
+ *	  statement runs; without a job of a flow among them, nothing runs.
+ *	  Inside SPI.
  */
 void
-jobq_flow_resolve_rows(int id_col, int flow_col, const char *state, TimestampTz now)
+jobq_flow_resolve_rows(int id_col, int flow_col, const char *state, bool gone, TimestampTz now)
 {
 	uint64		rows = SPI_processed;
 	int64	   *ids = NULL;
+	int64	   *flows = NULL;
 	int			n = 0;
 
 	for (uint64 r = 0; r < rows; r++)
 	{
 		bool		isnull;
 		int64		id = jobq_spi_getint64(r, id_col, &isnull);
+		int64		flow = jobq_spi_getint64(r, flow_col, &isnull);
 
-		(void) jobq_spi_getint64(r, flow_col, &isnull);
 		if (isnull)
 			continue;
 		if (ids == NULL)
+		{
 			ids = palloc(sizeof(int64) * rows);
+			flows = palloc(sizeof(int64) * rows);
+		}
+		flows[n] = flow;
 		ids[n++] = id;
 	}
 	if (n == 0)
 		return;
-	n = jobq_dep_ids_sorted(ids, n);
 	if (strcmp(state, "completed") == 0)
 		jobq_flow_completed_many(ids, NULL, n, now);
 	else
 		jobq_flow_failed_many(ids, n, state, now);
+	if (gone)
+		jobq_flow_forget(ids, flows, n);
+}
+
+/*
+ * jobq_flow_forget
+ *	  The n jobs ids[] of flows flows[] ended without a history row (their
+ *	  queue keeps none): forget their own edges and memberships, which no
+ *	  purge will see.  Inside SPI.
+ */
+void
+jobq_flow_forget(const int64 *ids, const int64 *flows, int n)
+{
+	Datum		args[2] = {int8_array(ids, n), int8_array(flows, n)};
+	int			rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_FORGET), args, NULL,
+									  false, 0);
+
+	jobq_spi_check(rc, SPI_OK_DELETE, "forget flow jobs");
 }
 
 /*

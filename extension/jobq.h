@@ -465,7 +465,9 @@ extern void jobq_flow_failed(int64 id, const char *state, const char *error, Tim
 extern int64 jobq_flow_redriven(int64 id, bool with_dependents, TimestampTz now);
 extern void jobq_flow_completed_many(const int64 *ids, Jsonb **results, int n, TimestampTz now);
 extern void jobq_flow_failed_many(const int64 *ids, int n, const char *state, TimestampTz now);
-extern void jobq_flow_resolve_rows(int id_col, int flow_col, const char *state, TimestampTz now);
+extern void jobq_flow_resolve_rows(int id_col, int flow_col, const char *state, bool gone,
+								   TimestampTz now);
+extern void jobq_flow_forget(const int64 *ids, const int64 *flows, int n);
 extern void jobq_flow_redriven_many(const int64 *ids, int64 n, TimestampTz now);
 
 /* enqueue.c */

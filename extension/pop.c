@@ -168,7 +168,7 @@ jobq_pop(PG_FUNCTION_ARGS)
 		/* the result's columns by name (flow_id is not one), then the dependents */
 		jobq_srf_put_spi_by_name(store, desc);
 		jobq_flow_resolve_rows(COL_POP_ID, COL_POP_FLOW_ID, "completed",
-							   DatumGetTimestampTz(values[1]));
+							   !settings.keeps_completed, DatumGetTimestampTz(values[1]));
 	}
 	else
 		jobq_srf_put_spi(store, desc);

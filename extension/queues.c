@@ -618,7 +618,8 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 							  &arg, NULL, false, 0);
 		jobq_spi_check(rc, SPI_OK_SELECT, "drop queue");
 		/* the dropped jobs left no trace: their dependents see them purged */
-		jobq_flow_resolve_rows(1, 2, "purged", jobq_now());
+		/* (the statement forgot their edges and memberships already) */
+		jobq_flow_resolve_rows(1, 2, "purged", false, jobq_now());
 	}
 	else
 	{
