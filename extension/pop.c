@@ -54,6 +54,12 @@ PG_FUNCTION_INFO_V1(jobq_pop);
 	"  WHERE j.id = ANY (" JOBQ_READY_IDS_SQL("UPDATE") ")" \
 	"  RETURNING j.*)"
 
+/* the same, and CTE h: the history row of each job (HISTORY_ROW: jobq_sql.h) */
+#define POP_HISTORY_SQL(HISTORY_ROW) \
+	POP_DELETE_SQL "," \
+	" h AS (" HISTORY_ROW("'completed'", "d.attempt + 1", "NULL", "NULL", "$2", "$2", \
+						  "d.errors", "NULL") ")"
+
 #define POP_RESULT_SQL POP_RESULT_COLS_SQL("")
 #define POP_RESULT_COLS_SQL(EXTRA) \
 	" SELECT d.id, d.queue, d.payload, d.attempt + 1 AS attempt, d.enqueued_at" EXTRA " FROM d" \
@@ -84,23 +90,13 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		POP_DELETE_SQL POP_RESULT_SQL,
 		3, {TEXTOID, TIMESTAMPTZOID, INT8OID}},
 	[ST_POP_HISTORY] = {"pop_history",
-		POP_DELETE_SQL ","
-		" h AS ("
-		JOBQ_HISTORY_ROW_SQL("'completed'", "d.attempt + 1", "NULL", "NULL", "$2", "$2",
-							 "d.errors", "NULL")
-		")"
-		POP_RESULT_SQL,
+		POP_HISTORY_SQL(JOBQ_HISTORY_ROW_SQL) POP_RESULT_SQL,
 		3, {TEXTOID, TIMESTAMPTZOID, INT8OID}},
 	[ST_POP_FLOW] = {"pop_flow",
 		POP_DELETE_SQL POP_FLOW_RESULT_SQL,
 		3, {TEXTOID, TIMESTAMPTZOID, INT8OID}},
 	[ST_POP_HISTORY_FLOW] = {"pop_history_flow",
-		POP_DELETE_SQL ","
-		" h AS ("
-		JOBQ_HISTORY_ROW_FLOW_SQL("'completed'", "d.attempt + 1", "NULL", "NULL", "$2", "$2",
-								  "d.errors", "NULL")
-		")"
-		POP_FLOW_RESULT_SQL,
+		POP_HISTORY_SQL(JOBQ_HISTORY_ROW_FLOW_SQL) POP_FLOW_RESULT_SQL,
 		3, {TEXTOID, TIMESTAMPTZOID, INT8OID}},
 };
 
