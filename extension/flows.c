@@ -51,6 +51,7 @@
  */
 #include "jobq.h"
 #include "counters.h"
+#include "groups.h"
 #include "jobq_sql.h"
 
 #include "catalog/namespace.h"
@@ -955,6 +956,17 @@ jobq_flow_insert_job(JobqFlowJob *job, bool *created)
 	bool		isnull;
 
 	require_flows();
+
+	/*
+	 * A grouped queue's claim finds its jobs through their groups, and a job
+	 * of a flow has none yet: it would never be claimed.
+	 */
+	if (jobq_queue_grouped(&job->settings))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("queue \"%s\" groups its jobs: a job with dependencies or dependents cannot go into it yet",
+						text_to_cstring(job->queue)),
+				 errhint("Put the flow's jobs into queues without a group_mode (doc/flows.md, \"Not yet\").")));
 	if (n > 0)
 	{
 		jobq_check_any_jobs(pa, JOBQ_PRIV_ENQUEUE);

@@ -326,5 +326,17 @@ SELECT fl_try('SELECT count(*) FROM jobq_flow(NULL)');
 SELECT fl_try('SELECT jobq_flow_jobs(NULL)'), fl_try('SELECT jobq_cancel_flow(NULL)');
 SELECT count(*) = :jobs_before AS nothing_written FROM jobq.jobs;
 
+-- a grouped queue takes no job of a flow: its claim finds jobs through
+-- their groups, and a flow's job has none (it would never run)
+SELECT jobq_create_queue('fl-grouped', group_mode => 'fifo') IS NULL AS created;
+SELECT count(*) AS grouped_before FROM jobq.jobs \gset
+SELECT fl_try($$SELECT jobq_enqueue('fl-grouped', '{}', depends_on => ARRAY[1])$$);
+SELECT fl_try($$SELECT count(*) FROM jobq_flow('[{"ref": "a", "queue": "fl"},
+  {"ref": "b", "queue": "fl-grouped", "depends_on": ["a"]}]')$$);
+SELECT fl_try($$SELECT count(*) FROM jobq_flow('[{"ref": "a", "queue": "fl-grouped"},
+  {"ref": "b", "queue": "fl", "depends_on": ["a"]}]')$$);
+SELECT count(*) = :grouped_before AS nothing_written FROM jobq.jobs;
+SELECT jobq_drop_queue('fl-grouped');
+
 SELECT jobq_drop_queue('fl', force => true), jobq_drop_queue('fl-nohist', force => true);
 DROP FUNCTION fl_state(bigint), fl_run(bigint, text), fl_kill(bigint, text), fl_try(text);
