@@ -17,7 +17,8 @@
  *	  cancelled: the policy), or, when the parent is in neither table,
  *	  as a parent that ended 'purged' (the policy);
  *	- blocked edges whose parent is live again: pending again, and the
- *	  parent joins its children's flow;
+ *	  parent joins its children's flow; blocked edges whose parent has
+ *	  completed since: pending, and resolved by the step above;
  *	- waiting jobs with no pending edge left: ready.
  *
  * Safe when many sessions run it at once: the children are locked before
@@ -55,11 +56,16 @@ enum
 };
 
 static const JobqStatement statements[NUM_STATEMENTS] = {
-	/* $1 max_rows: parents of pending edges that are not live */
+	/*
+	 * $1 max_rows: parents of pending edges that are not live, of children
+	 * that wait (a child cancelled by hand keeps a pending edge to a parent
+	 * that failed after: nothing to resolve)
+	 */
 	[ST_VANISHED] = {"flow_repair_vanished",
 		"SELECT DISTINCT d.parent FROM jobq.deps d"
 		" WHERE d.state = 'pending'"
 		"   AND NOT EXISTS (SELECT 1 FROM jobq.jobs p WHERE p.id = d.parent)"
+		"   AND (SELECT c.state FROM jobq.jobs c WHERE c.id = d.child) = 'waiting'"
 		" LIMIT $1",
 		1, {INT8OID}},
 	/* $1 parents: how each ended, from history (missing: purged) */
@@ -68,17 +74,24 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"  h.errors OPERATOR(pg_catalog.->) -1 OPERATOR(pg_catalog.->>) 'error'"
 		" FROM unnest($1) AS p(id) LEFT JOIN jobq.history h ON h.id = p.id",
 		1, {INT8ARRAYOID}},
-	/* $1 max_rows: blocked edges of live parents wait again; their parents */
+	/*
+	 * $1 max_rows: blocked edges of live parents wait again, and so do
+	 * those of parents that completed since (the step of vanished parents
+	 * then satisfies them); their parents, and whether each is live
+	 */
 	[ST_UNBLOCK_LIVE] = {"flow_repair_unblock",
 		"WITH b AS ("
 		"  SELECT d.child, d.parent FROM jobq.deps d"
 		"  WHERE d.state = 'blocked'"
-		"    AND EXISTS (SELECT 1 FROM jobq.jobs p WHERE p.id = d.parent)"
+		"    AND (EXISTS (SELECT 1 FROM jobq.jobs p WHERE p.id = d.parent)"
+		"         OR EXISTS (SELECT 1 FROM jobq.history h"
+		"                    WHERE h.id = d.parent AND h.state = 'completed'))"
 		"  LIMIT $1),"
 		" u AS (UPDATE jobq.deps d SET state = 'pending' FROM b"
 		"       WHERE d.child = b.child AND d.parent = b.parent AND d.state = 'blocked'"
 		"       RETURNING d.parent)"
-		" SELECT DISTINCT u.parent FROM u",
+		" SELECT DISTINCT u.parent, EXISTS (SELECT 1 FROM jobq.jobs p WHERE p.id = u.parent)"
+		" FROM u",
 		1, {INT8OID}},
 	/* $1 max_rows: waiting jobs with nothing left to wait for become ready */
 	[ST_READY_EMPTY] = {"flow_repair_ready",
@@ -133,6 +146,34 @@ jobq_flow_repair_run(int64 max_rows, int64 *out)
 	if (!jobq_flows_available())
 		return;
 
+	/*
+	 * blocked edges whose parent is live again, or completed: first, so that
+	 * the next step resolves the latter
+	 */
+	rc = SPI_execute_plan(jobq_plan(&jobq_flow_repair_statements, ST_UNBLOCK_LIVE), &arg, NULL,
+						  false, 0);
+	jobq_spi_check(rc, SPI_OK_SELECT, "unblock dependencies");
+	n = (int) SPI_processed;
+	if (n > 0)
+	{
+		bool		isnull;
+		bool	   *live = palloc(sizeof(bool) * n);
+
+		ids = palloc(sizeof(int64) * n);
+		for (int i = 0; i < n; i++)
+		{
+			ids[i] = jobq_spi_getint64(i, 1, &isnull);
+			live[i] = jobq_spi_getbool(i, 2, &isnull);
+		}
+		for (int i = 0; i < n; i++)
+			if (live[i])
+				(void) jobq_flow_redriven(ids[i], false, now);
+		ereport(LOG,
+				(errmsg("jobq: flow repair unblocked the dependents of %d jobs that are live again or completed", n)));
+		out[1] = n;
+	}
+
+	arg = Int64GetDatum(max_rows);
 	/* parents gone without resolving their edges */
 	rc = SPI_execute_plan(jobq_plan(&jobq_flow_repair_statements, ST_VANISHED), &arg, NULL,
 						  false, 0);
@@ -188,26 +229,6 @@ jobq_flow_repair_run(int64 max_rows, int64 *out)
 							", which had ended %s without resolving them", ids[r], state[r])));
 		}
 		out[0] = (int64) found;
-	}
-
-	/* blocked edges whose parent is live again */
-	arg = Int64GetDatum(max_rows);
-	rc = SPI_execute_plan(jobq_plan(&jobq_flow_repair_statements, ST_UNBLOCK_LIVE), &arg, NULL,
-						  false, 0);
-	jobq_spi_check(rc, SPI_OK_SELECT, "unblock dependencies");
-	n = (int) SPI_processed;
-	if (n > 0)
-	{
-		bool		isnull;
-
-		ids = palloc(sizeof(int64) * n);
-		for (int i = 0; i < n; i++)
-			ids[i] = jobq_spi_getint64(i, 1, &isnull);
-		for (int i = 0; i < n; i++)
-			(void) jobq_flow_redriven(ids[i], false, now);
-		ereport(LOG,
-				(errmsg("jobq: flow repair unblocked the dependents of %d jobs that are live again", n)));
-		out[1] = n;
 	}
 
 	/* waiting jobs that wait for nothing */

@@ -35,7 +35,12 @@
  * satisfies it (the outcome says how the parent ended), wait blocks it
  * (the child stays waiting until the parent is retried), cancel cancels
  * the child and, in turn, the children of the child (a loop over
- * generations, each generation one set of statements).  Children are
+ * generations, each generation one set of statements); a child already
+ * cancelled by another parent's cascade gets its edge cascaded too (both
+ * parents must be retried to bring it back), one cancelled by hand keeps
+ * its edges as they were (no retry brings it back).  A parent that
+ * completes satisfies its cascaded edges too (a child cancelled by its
+ * earlier failure then no longer waits for it).  Children are
  * locked in id order before their counters change, so that two parents
  * finishing at once never deadlock and decrement each child once each.
  *
@@ -83,8 +88,9 @@ enum
 	ST_CASCADE,
 	ST_CANCEL_NEW,
 	ST_UNBLOCK,
+	ST_REOPEN_IGNORED,
 	ST_REVIVE,
-	ST_REVIVED_BLOCK,
+	ST_REVIVED_REOPEN,
 	ST_REJOIN,
 	ST_DEP_RESULTS,
 	ST_FLOW_JOBS,
@@ -103,9 +109,33 @@ enum
  * parents is not scanned whole at each one's end.
  */
 #define EDGES_TO_SATISFY(A) \
-	A ".state = 'pending' AND ($3::text IS NULL OR " A ".on_failure = $3)"
+	"(" A ".state = 'pending' AND ($3::text IS NULL OR " A ".on_failure = $3)" \
+	" OR " A ".state = 'cascaded' AND $3::text IS NULL)"
 #define EDGES_TO_CASCADE(A) \
 	A ".state = 'pending' AND " A ".on_failure = 'cancel'"
+/*
+ * Whether the child of edge alias A was, or is now, cancelled by a
+ * cascade: it is waiting (the cascade cancels it), or another parent's
+ * failure cancelled it (an edge of it is cascaded).  A child cancelled by
+ * hand is neither: its edges stay as they were, and no retry brings it
+ * back.
+ */
+#define CHILD_CASCADES(A) \
+	"((SELECT c.state FROM jobq.jobs c WHERE c.id = " A ".child) = 'waiting'" \
+	" OR " CHILD_HAS_CASCADED(A ".child", "true") ")"
+/*
+ * Whether job CHILD has a cascaded edge, to a parent that matches COND
+ * (alias o): scalar subqueries, one probe of deps_pkey (and of jobs_pkey
+ * in COND) per row, which the planner cannot turn into a hashed subplan
+ * or a join that scans the tables
+ */
+#define CHILD_HAS_CASCADED(CHILD, COND) \
+	"COALESCE((SELECT true FROM jobq.deps o WHERE o.child = " CHILD " AND o.state = 'cascaded'" \
+	" AND " COND " LIMIT 1), false)"
+/* an 'ignore' edge of alias A satisfied by its parent's failure */
+#define IGNORED_FAILURE(A) \
+	A ".state = 'satisfied' AND " A ".on_failure = 'ignore'" \
+	" AND (" A ".outcome OPERATOR(pg_catalog.->>) 'state') IS DISTINCT FROM 'completed'"
 /* whether edge (CHILD, PARENT) is one of COND: one probe of deps_pkey */
 #define EDGE_OF(CHILD, PARENT, COND) \
 	"EXISTS (SELECT 1 FROM jobq.deps y WHERE y.child = " CHILD " AND y.parent = " PARENT \
@@ -242,7 +272,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	[ST_CASCADE] = {"flow_cascade",
 		"WITH e AS ("
 		"  UPDATE jobq.deps x SET state = 'cascaded'"
-		"  WHERE x.parent = ANY ($1) AND " EDGES_TO_CASCADE("x")
+		"  WHERE x.parent = ANY ($1) AND " EDGES_TO_CASCADE("x") " AND " CHILD_CASCADES("x")
 		"  RETURNING x.child),"
 		" g AS (DELETE FROM jobq.jobs j"
 		"       WHERE j.id = ANY (ARRAY(SELECT e.child FROM e)) AND j.state = 'waiting'"
@@ -268,9 +298,38 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		1, {INT8ARRAYOID}},
 
 	/*
+	 * $1 parents live again: the 'ignore' edges that their failure
+	 * satisfied wait for their new end, when the child still waits (for
+	 * other parents), so that it sees the parent's last end as it would
+	 * have had the retry come first.  A child already ready or running
+	 * keeps the outcome it was given.  The children are locked in id order
+	 * first, as by flow_satisfy, and only those still waiting once locked
+	 * are changed.
+	 */
+	[ST_REOPEN_IGNORED] = {"flow_reopen_ignored",
+		"WITH l AS MATERIALIZED ("
+		"  SELECT j.id FROM jobq.jobs j"
+		"  WHERE j.id = ANY (ARRAY(SELECT d.child FROM jobq.deps d"
+		"                          WHERE d.parent = ANY ($1) AND " IGNORED_FAILURE("d") "))"
+		"    AND j.state = 'waiting'"
+		"  ORDER BY j.id FOR NO KEY UPDATE),"
+		" e AS ("
+		"  UPDATE jobq.deps d SET state = 'pending', outcome = NULL"
+		"  WHERE d.parent = ANY ($1) AND " IGNORED_FAILURE("d")
+		"    AND d.child = ANY (ARRAY(SELECT l.id FROM l))"
+		"  RETURNING d.child)"
+		" UPDATE jobq.jobs j"
+		" SET pending_deps = j.pending_deps + (SELECT count(*) FROM e WHERE e.child = j.id)::integer"
+		" WHERE j.id = ANY (ARRAY(SELECT e.child FROM e)) AND j.state = 'waiting'",
+		1, {INT8ARRAYOID}},
+
+	/*
 	 * $1 parents live again, $2 now: the children their cascades cancelled
-	 * come back waiting, for every edge not satisfied.  A kept dedupe key
-	 * that a live job now holds keeps the child cancelled.
+	 * come back waiting, for every edge not satisfied, unless a failure
+	 * of another parent also cancelled them (a cascaded edge to a parent
+	 * that is not live: that one must be retried too).  A kept dedupe key
+	 * that a live job now holds keeps the child cancelled.  A child
+	 * cancelled by hand has no cascaded edge (CHILD_CASCADES) and stays.
 	 */
 	[ST_REVIVE] = {"flow_revive",
 		"WITH c AS ("
@@ -286,6 +345,8 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		"          WHERE e.child = h.id AND e.state <> 'satisfied')::integer"
 		"  FROM jobq.history h"
 		"  WHERE h.id = ANY (ARRAY(SELECT DISTINCT c.child FROM c)) AND h.state = 'cancelled'"
+		"    AND NOT " CHILD_HAS_CASCADED("h.id", "o.parent <> ALL ($1) AND"
+									  " (SELECT p.id FROM jobq.jobs p WHERE p.id = o.parent) IS NULL")
 		"  ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"
 		"  RETURNING id, queue),"
 		" del AS (DELETE FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT ins.id FROM ins)))"
@@ -293,11 +354,12 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
 	/*
 	 * $1 revived children, $2 the parents that revived them: their other
-	 * cascaded edges (to parents still dead or cancelled) block, so that
-	 * retrying those parents revives them too
+	 * cascaded edges (to parents retried without dependents, live again:
+	 * ST_REVIVE revives no child with one to a parent that is not) wait
+	 * for those parents again
 	 */
-	[ST_REVIVED_BLOCK] = {"flow_revived_block",
-		"UPDATE jobq.deps SET state = 'blocked'"
+	[ST_REVIVED_REOPEN] = {"flow_revived_reopen",
+		"UPDATE jobq.deps SET state = 'pending'"
 		" WHERE child = ANY ($1) AND state = 'cascaded' AND parent <> ALL ($2)",
 		2, {INT8ARRAYOID, INT8ARRAYOID}},
 	/*
@@ -863,9 +925,14 @@ jobq_flow_redriven_many(const int64 *ids, int64 n, TimestampTz now)
  * jobq_flow_redriven
  *	  Finished job id is live again (jobq_retry moved it back from
  *	  history with its flow_id): the edges its failure blocked wait for it
- *	  again, and with with_dependents the children its cascades cancelled
- *	  come back waiting, generation after generation.  Returns how many
- *	  jobs came back with it.  Inside SPI.
+ *	  again, so do the 'ignore' edges it satisfied of children still
+ *	  waiting, and with with_dependents the children its cascades cancelled
+ *	  come back waiting, generation after generation (each one only when no
+ *	  other failed parent cancelled it too).  Without with_dependents its
+ *	  cascaded edges stay cascaded: they say that its failure cancelled the
+ *	  child, until it completes (which satisfies them) or a retry with
+ *	  dependents of it or of the child's other parents brings the child
+ *	  back.  Returns how many jobs came back with it.  Inside SPI.
  */
 int64
 jobq_flow_redriven(int64 id, bool with_dependents, TimestampTz now)
@@ -885,6 +952,9 @@ jobq_flow_redriven(int64 id, bool with_dependents, TimestampTz now)
 		rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_UNBLOCK), &parents, NULL,
 							  false, 0);
 		jobq_spi_check(rc, SPI_OK_UPDATE, "unblock dependencies");
+		rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_REOPEN_IGNORED), &parents,
+							  NULL, false, 0);
+		jobq_spi_check(rc, SPI_OK_UPDATE, "reopen ignored dependencies");
 		if (!with_dependents)
 			break;
 		args[0] = parents;
@@ -907,9 +977,9 @@ jobq_flow_redriven(int64 id, bool with_dependents, TimestampTz now)
 		{
 			args[0] = int8_array(ids, (int) next);
 			args[1] = parents;
-			rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_REVIVED_BLOCK), args,
+			rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_REVIVED_REOPEN), args,
 								  NULL, false, 0);
-			jobq_spi_check(rc, SPI_OK_UPDATE, "block revived dependencies");
+			jobq_spi_check(rc, SPI_OK_UPDATE, "reopen revived dependencies");
 		}
 		revived += next;
 		n = (int) next;
