@@ -678,7 +678,8 @@ fl_sleeper() {	# LOAD_PRODUCERS of FL's retry phase: no producer, DURATION of ki
 fl_deps_dump() {	# DIR: jobq.deps as Q lines
 	psqlc -c "COPY (SELECT 'Q', child, parent, on_failure, state FROM jobq.deps) TO STDOUT WITH (DELIMITER ' ')" >"$1/deps.dump"
 }
-# FL's retry phase (STRESS_FL_RETRY=1): every dead job retried with its
+# FL's retry phase (by default; STRESS_FL_RETRY=0 skips it, about 10 s of
+# the short configuration): every dead job retried with its
 # dependents (Y lines), then run again under kills by workers that no longer
 # fail die=1 jobs; the checker again
 fl_retry_phase() {	# DIR
@@ -718,7 +719,7 @@ scn_FL() {
 	fig "FL: workers killed (SIGKILL) $LOAD_KILLS; $(sed -n 's/^stress-flows //p' "$d/producers.log" | tr '\n' ';')"
 	check FL "$d" fl "$d/deps.dump" || rc=1
 	fl_selftest "$d" || rc=1
-	if [ -n "${STRESS_FL_RETRY:-}" ]; then fl_retry_phase "$d" || rc=1; fi
+	if [ "${STRESS_FL_RETRY:-1}" != 0 ]; then fl_retry_phase "$d" || rc=1; fi
 	return $rc
 }
 
