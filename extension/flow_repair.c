@@ -19,7 +19,8 @@
  *	- blocked edges whose parent is live again: pending again, and the
  *	  parent joins its children's flow; blocked edges whose parent has
  *	  completed since: pending, and resolved by the step above;
- *	- waiting jobs with no pending edge left: ready.
+ *	- waiting jobs with no open edge left (or a count that says so):
+ *	  ready.
  *
  * Safe when many sessions run it at once: the children are locked before
  * their counts change (flows.c), and an edge already resolved by another
@@ -93,11 +94,19 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" SELECT DISTINCT u.parent, EXISTS (SELECT 1 FROM jobq.jobs p WHERE p.id = u.parent)"
 		" FROM u",
 		1, {INT8OID}},
-	/* $1 max_rows: waiting jobs with nothing left to wait for become ready */
+	/*
+	 * $1 max_rows: waiting jobs with nothing left to wait for become ready:
+	 * their count says so, or none of their edges is open (the count is too
+	 * high: see "Not yet" in doc/flows.md); one probe of deps_pkey per
+	 * waiting job
+	 */
 	[ST_READY_EMPTY] = {"flow_repair_ready",
 		"WITH w AS ("
 		"  SELECT j.id FROM jobq.jobs j"
-		"  WHERE j.state = 'waiting' AND COALESCE(j.pending_deps, 0) <= 0"
+		"  WHERE j.state = 'waiting'"
+		"    AND (COALESCE(j.pending_deps, 0) <= 0"
+		"         OR (SELECT true FROM jobq.deps e WHERE e.child = j.id AND e.state <> 'satisfied'"
+		"             LIMIT 1) IS NULL)"
 		"  LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED),"
 		" u AS (UPDATE jobq.jobs j SET state = 'ready', pending_deps = 0"
 		"       WHERE j.id = ANY (ARRAY(SELECT w.id FROM w))"
@@ -241,7 +250,7 @@ jobq_flow_repair_run(int64 max_rows, int64 *out)
 		out[2] = (int64) SPI_processed;
 		jobq_flow_announce_readied(now);
 		ereport(LOG,
-				(errmsg("jobq: flow repair readied " INT64_FORMAT " waiting jobs that had no pending dependency",
+				(errmsg("jobq: flow repair readied " INT64_FORMAT " waiting jobs that had no open dependency",
 						out[2])));
 	}
 }

@@ -9,7 +9,8 @@
 --      child comes back waiting for both, and runs once both complete;
 --   the 'ignore' edge that a failure satisfied waits for the retried
 --   parent's new end while its child still waits;
---   the repair pass catches a blocked edge whose parent completed since.
+--   the repair pass catches a blocked edge whose parent completed since,
+--   and a waiting job whose count is too high.
 \set VERBOSITY terse
 SET client_min_messages = warning;
 
@@ -154,6 +155,14 @@ SELECT fr_run(:a), fr_state(:c) AS child, fr_edges(:c, :a) AS edges;
 SELECT * FROM jobq_flow_repair(1000);
 SELECT fr_state(:c) AS child, fr_edges(:c, :a) AS edges;
 SELECT * FROM jobq_flow_repair(1000);
+SELECT fr_run(:c);
+-- a waiting job whose count is one too high (all its edges satisfied)
+SELECT jobq_enqueue('fr', '{"a": 13}') AS a \gset
+SELECT jobq_enqueue('fr', '{"c": 13}', depends_on => ARRAY[:a]) AS c \gset
+UPDATE jobq.jobs SET pending_deps = 2 WHERE id = :c;
+SELECT fr_run(:a), fr_state(:c) AS child, fr_edges(:c, :a) AS edges;
+SELECT * FROM jobq_flow_repair(1000);
+SELECT fr_state(:c) AS child;
 SELECT fr_run(:c);
 
 SELECT waiting, ready FROM jobq_counts('fr');
