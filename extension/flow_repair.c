@@ -97,7 +97,7 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 	/*
 	 * $1 max_rows: waiting jobs with nothing left to wait for become ready:
 	 * their count says so, or none of their edges is open (the count is too
-	 * high: see "Not yet" in doc/flows.md); one probe of deps_pkey per
+	 * high, which no path of flows.c leaves); one probe of deps_pkey per
 	 * waiting job
 	 */
 	[ST_READY_EMPTY] = {"flow_repair_ready",

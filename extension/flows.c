@@ -90,7 +90,9 @@ enum
 	ST_UNBLOCK,
 	ST_REOPEN_IGNORED,
 	ST_REVIVE,
+	ST_REVIVED_LOCK,
 	ST_REVIVED_REOPEN,
+	ST_REVIVED_RECOUNT,
 	ST_REJOIN,
 	ST_DEP_RESULTS,
 	ST_FLOW_JOBS,
@@ -352,6 +354,28 @@ static const JobqStatement statements[NUM_STATEMENTS] = {
 		" del AS (DELETE FROM jobq.history h WHERE h.id = ANY (ARRAY(SELECT ins.id FROM ins)))"
 		" SELECT ins.id, ins.queue FROM ins",
 		2, {INT8ARRAYOID, TIMESTAMPTZOID}},
+	/*
+	 * $1 revived children, $2 the parents that revived them: the other live
+	 * parents of their open edges, locked in id order, before any of those
+	 * edges changes.  A parent that completes or fails meanwhile did not
+	 * see the child come back (it was in history at its snapshot): its
+	 * end is committed before the lock returns, and ST_REVIVED_RECOUNT,
+	 * a later statement, sees what it did; one that ends after waits for
+	 * this transaction and then sees the child waiting.
+	 */
+	[ST_REVIVED_LOCK] = {"flow_revived_lock",
+		"SELECT j.id FROM jobq.jobs j"
+		" WHERE j.id = ANY (ARRAY(SELECT d.parent FROM jobq.deps d"
+		"                         WHERE d.child = ANY ($1) AND d.state <> 'satisfied'"
+		"                           AND d.parent <> ALL ($2)))"
+		" ORDER BY j.id FOR NO KEY UPDATE",
+		2, {INT8ARRAYOID, INT8ARRAYOID}},
+	/* $1 revived children: their counts, read again after ST_REVIVED_LOCK */
+	[ST_REVIVED_RECOUNT] = {"flow_revived_recount",
+		"UPDATE jobq.jobs j SET pending_deps ="
+		"  (SELECT count(*) FROM jobq.deps e WHERE e.child = j.id AND e.state <> 'satisfied')::integer"
+		" WHERE j.id = ANY ($1) AND j.state = 'waiting'",
+		1, {INT8ARRAYOID}},
 	/*
 	 * $1 revived children, $2 the parents that revived them: their other
 	 * cascaded edges (to parents retried without dependents, live again:
@@ -977,9 +1001,15 @@ jobq_flow_redriven(int64 id, bool with_dependents, TimestampTz now)
 		{
 			args[0] = int8_array(ids, (int) next);
 			args[1] = parents;
+			rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_REVIVED_LOCK), args,
+								  NULL, false, 0);
+			jobq_spi_check(rc, SPI_OK_SELECT, "lock dependencies of revived jobs");
 			rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_REVIVED_REOPEN), args,
 								  NULL, false, 0);
 			jobq_spi_check(rc, SPI_OK_UPDATE, "reopen revived dependencies");
+			rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_REVIVED_RECOUNT), args,
+								  NULL, false, 0);
+			jobq_spi_check(rc, SPI_OK_UPDATE, "count revived dependencies");
 		}
 		revived += next;
 		n = (int) next;
