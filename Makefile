@@ -60,7 +60,9 @@ OBJS = \
 	extension/groups_admin.o \
 	extension/groups_reconcile.o \
 	extension/fail_rate_limited.o \
-	extension/group_counts.o
+	extension/group_counts.o \
+	extension/spawn.o \
+	extension/checkpoint.o
 
 # The version of this release, read from jobq.control: the one place where
 # it is written.  The library learns it from a -D (version.c), the install

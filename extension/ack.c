@@ -340,6 +340,16 @@ count_stale(Datum job_id)
 }
 
 /*
+ * jobq_count_stale
+ *	  count_stale for the other token-fenced calls (checkpoint.c).
+ */
+void
+jobq_count_stale(Datum job_id)
+{
+	count_stale(job_id);
+}
+
+/*
  * already_completed
  *	  True when history shows this very token's completion: a repeated
  *	  complete is idempotent, not stale.  (With completed_retention = 0

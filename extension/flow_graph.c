@@ -293,7 +293,19 @@ name_cycle(FlowElem *elems, int n)
 Datum
 jobq_flow(PG_FUNCTION_ARGS)
 {
-	Jsonb	   *jobs;
+	jobq_require(fcinfo, 0, "jobs");
+	return jobq_flow_insert_graph(fcinfo, PG_GETARG_JSONB_P(0), NULL);
+}
+
+/*
+ * jobq_flow_insert_graph
+ *	  The body of jobq_flow, and of jobq_spawn (spawn.c) with the spawning
+ *	  job in spawner (NULL for jobq_flow): read and check jobs, sort them,
+ *	  insert them, return the rows of fcinfo's result.
+ */
+Datum
+jobq_flow_insert_graph(FunctionCallInfo fcinfo, Jsonb *jobs, JobqSpawner *spawner)
+{
 	int			n;
 	FlowElem   *elems;
 	RefIndex   *index;
@@ -305,8 +317,6 @@ jobq_flow(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	Tuplestorestate *store;
 
-	jobq_require(fcinfo, 0, "jobs");
-	jobs = PG_GETARG_JSONB_P(0);
 	if (!JB_ROOT_IS_ARRAY(jobs) || JB_ROOT_IS_SCALAR(jobs))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -397,12 +407,24 @@ jobq_flow(PG_FUNCTION_ARGS)
 	/* insert, in that order */
 	store = jobq_srf_begin(fcinfo, &desc);
 	jobq_spi_connect();
+	if (spawner != NULL)
+	{
+		/* the token checked, the children in the spawner's flow (spawn.c) */
+		jobq_spawn_begin(spawner);
+		flow = spawner->flow_id;
+	}
 	for (int o = 0; o < n; o++)
 	{
 		FlowElem   *e = &elems[order[o]];
 		JobqFlowJob job;
 		int			np = 0;
 
+		/* spawned by an earlier attempt of the spawner: that job again */
+		if (spawner != NULL && jobq_spawn_find(spawner, e->ref, &e->id))
+		{
+			e->created = false;
+			continue;
+		}
 		memset(&job, 0, sizeof(job));
 		jobq_lock_queue_name(e->queue, ShareLock);
 		jobq_check_queue(e->queue, JOBQ_PRIV_ENQUEUE);
@@ -424,6 +446,8 @@ jobq_flow(PG_FUNCTION_ARGS)
 			job.parents[np++] = e->ids[k];
 		job.nparents = jobq_dep_ids_sorted(job.parents, np);
 		e->id = jobq_flow_insert_job(&job, &e->created);
+		if (spawner != NULL)
+			jobq_spawn_record(spawner, e->ref, e->id);
 		if (flow == 0)
 			flow = job.flow_id;
 	}

@@ -1898,8 +1898,7 @@ LEFT JOIN @extschema@.jobq_metrics(
   ON m.queue OPERATOR(pg_catalog.=) s.queue;
 
 
-/* ========================================================================
- * Claims tell a job's flow (issue 18; doc/flows.md, "Under jobq-worker").
+/* ================================================================= * Claims tell a job's flow (issue 18; doc/flows.md, "Under jobq-worker").
  *
  * jobq_claim's result gains flow_id, after 0.1.0's columns: NULL for a
  * job outside every flow, so that a worker knows from the claim itself
@@ -1965,6 +1964,76 @@ COMMENT ON FUNCTION @extschema@.jobq_claim(text, text, integer, interval, interv
     'Claims ready jobs of one queue, each with a lease, a fresh token and its flow.';
 COMMENT ON FUNCTION @extschema@.jobq_claim(text[], text, integer, interval, interval) IS
     'Claims ready jobs of several queues, each with a lease, a fresh token and its flow.';
+
+
+/* ========================================================================
+ * Spawning and checkpoints (issue 18, FEATURES-0.2.md section 3.4 items 8
+ * and 11; doc/flows.md).
+ *
+ * jobq_spawn: a running job enqueues jobs (jobq_flow's format), fenced by
+ * its token (extension/spawn.c).  jobq.spawns maps (spawner, ref) to the
+ * job spawned, so that a later attempt of the spawner that spawns the
+ * same ref gets that job back instead of a duplicate.
+ *
+ * jobq_checkpoint / jobq_checkpoint_read: progress a running job stores
+ * and its next attempt reads (extension/checkpoint.c), one row per job in
+ * jobq.checkpoints: a table of its own, so that jobs that never
+ * checkpoint keep their rows and statements as they were.
+ * ======================================================================== */
+
+CREATE TABLE jobq.spawns (
+    parent bigint NOT NULL,             -- the spawning job
+    ref    text   NOT NULL,             -- the element's ref in jobq_spawn
+    child  bigint NOT NULL,             -- the job spawned (or that held its dedupe key)
+    PRIMARY KEY (parent, ref)
+);
+
+-- rewritten at every checkpoint: room for HOT updates
+CREATE TABLE jobq.checkpoints (
+    id       bigint      PRIMARY KEY,   -- the job
+    attempt  integer     NOT NULL,      -- the attempt that stored it
+    saved_at timestamptz NOT NULL,
+    state    jsonb       NOT NULL
+) WITH (fillfactor = 70);
+
+ALTER TABLE jobq.spawns OWNER TO jobq_owner;
+ALTER TABLE jobq.checkpoints OWNER TO jobq_owner;
+SELECT pg_catalog.pg_extension_config_dump('jobq.spawns'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('jobq.checkpoints'::pg_catalog.regclass, '');
+
+CREATE FUNCTION @extschema@.jobq_spawn(spawned_by bigint, token uuid, jobs jsonb)
+RETURNS TABLE (ref text, id bigint, created boolean)
+AS 'MODULE_PATHNAME', 'jobq_spawn'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_checkpoint(id bigint, token uuid, state jsonb)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'jobq_checkpoint'
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.jobq_checkpoint_read(id bigint, token uuid)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jobq_checkpoint_read'
+LANGUAGE C STABLE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+ALTER FUNCTION @extschema@.jobq_spawn(bigint, uuid, jsonb) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_checkpoint(bigint, uuid, jsonb) OWNER TO jobq_owner;
+ALTER FUNCTION @extschema@.jobq_checkpoint_read(bigint, uuid) OWNER TO jobq_owner;
+REVOKE ALL ON FUNCTION @extschema@.jobq_spawn(bigint, uuid, jsonb),
+    @extschema@.jobq_checkpoint(bigint, uuid, jsonb),
+    @extschema@.jobq_checkpoint_read(bigint, uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.jobq_spawn(bigint, uuid, jsonb),
+    @extschema@.jobq_checkpoint(bigint, uuid, jsonb),
+    @extschema@.jobq_checkpoint_read(bigint, uuid) TO jobq_worker;
+COMMENT ON FUNCTION @extschema@.jobq_spawn(bigint, uuid, jsonb) IS
+    'A running job enqueues jobs (jobq_flow''s format) while its token holds it; a later attempt spawning the same refs gets those jobs back.';
+COMMENT ON FUNCTION @extschema@.jobq_checkpoint(bigint, uuid, jsonb) IS
+    'Stores a running job''s progress while the token holds it, for its next attempt; false when the token is stale.';
+COMMENT ON FUNCTION @extschema@.jobq_checkpoint_read(bigint, uuid) IS
+    'The progress a job''s last checkpoint stored, while the token holds the job; NULL when none or stale.';
 
 
 /* ========================================================================

@@ -453,6 +453,26 @@ extern int	jobq_dep_ids_sorted(int64 *ids, int n);
 extern int64 *jobq_flow_live_jobs(int64 flow, int *n);
 extern void jobq_flow_announce_readied(TimestampTz now);
 
+/* spawn.c: jobs spawned by a running job, fenced by its token */
+typedef struct JobqSpawner
+{
+	Datum		id;				/* the spawning job */
+	Datum		token;
+	int64		flow_id;		/* set by jobq_spawn_begin */
+} JobqSpawner;
+
+extern const JobqStatements jobq_spawn_statements;
+extern void jobq_spawn_begin(JobqSpawner *spawner);
+extern bool jobq_spawn_find(JobqSpawner *spawner, const char *ref, int64 *id);
+extern void jobq_spawn_record(JobqSpawner *spawner, const char *ref, int64 id);
+extern Datum jobq_flow_insert_graph(FunctionCallInfo fcinfo, Jsonb *jobs, JobqSpawner *spawner);
+
+/* checkpoint.c: progress of a running job (jobq_checkpoint) */
+extern const JobqStatements jobq_checkpoint_statements;
+
+/* ack.c: a refused state change counted in the queue's stale_acks */
+extern void jobq_count_stale(Datum job_id);
+
 /* flow_repair.c: the repair pass of flows (sweeper duty, jobq_flow_repair) */
 extern int	jobq_flow_repair_interval_s;
 extern const JobqStatements jobq_flow_repair_statements;

@@ -76,6 +76,8 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_groups_reconcile_statements,
 	&jobq_fail_rate_limited_statements,
 	&jobq_group_counts_statements,
+	&jobq_spawn_statements,
+	&jobq_checkpoint_statements,
 };
 
 /*

@@ -149,6 +149,12 @@
 #define JOBQ_FLOW_REF_MAX 200			/* bytes */
 
 /*
+ * Checkpoints (0.2.0, doc/flows.md): the state a running job stores with
+ * jobq_checkpoint is at most JOBQ_CHECKPOINT_MAX bytes (its jsonb value).
+ */
+#define JOBQ_CHECKPOINT_MAX (256 * 1024)	/* bytes */
+
+/*
  * JOBQ_LIMITS(X): every refused limit above as
  * X(sql_name, value, unit), in the order jobq_limits() returns them.  The
  * unit is "bytes", "seconds" or "count" (priority bounds are plain
@@ -202,7 +208,8 @@
 	X("deps_max", JOBQ_DEPS_MAX, "count") \
 	X("flow_jobs_max", JOBQ_FLOW_JOBS_MAX, "count") \
 	X("dep_result_max", JOBQ_DEP_RESULT_MAX, "bytes") \
-	X("flow_ref_max", JOBQ_FLOW_REF_MAX, "bytes")
+	X("flow_ref_max", JOBQ_FLOW_REF_MAX, "bytes") \
+	X("checkpoint_max", JOBQ_CHECKPOINT_MAX, "bytes")
 
 /*
  * JOBQ_JOB_STATES(X): the states of a job as X(name, LIVE or FINISHED),
