@@ -198,6 +198,17 @@ INSERT INTO regress_priv_calls VALUES
  (232, 'flow_jobs', 'jobq_flow_jobs(bigint)', $$SELECT jobq_flow_jobs(0)$$),
  (233, 'cancel_flow', 'jobq_cancel_flow(bigint)', $$SELECT jobq_cancel_flow(0)$$),
  (234, 'flow_repair', 'jobq_flow_repair(integer)', $$SELECT jobq_flow_repair()$$);
+-- spawning and checkpoints (issue 18): a running job spawns, checkpoints
+-- and reads its checkpoint (jobq_worker); the spawn of a job claimed from a
+-- queue that has none, so that no stale token makes it fail
+INSERT INTO regress_priv_calls VALUES
+ (240, 'spawn', 'jobq_spawn(bigint,uuid,jsonb)',
+     $$SELECT count(*) FROM jobq_claim('prv-none', 'w', 1) c,
+         LATERAL jobq_spawn(c.id, c.token, '[{"ref": "a", "queue": "prv"}]') s$$),
+ (241, 'checkpoint', 'jobq_checkpoint(bigint,uuid,jsonb)',
+     $$SELECT jobq_checkpoint(0, gen_random_uuid(), '{}')$$),
+ (242, 'checkpoint_read', 'jobq_checkpoint_read(bigint,uuid)',
+     $$SELECT jobq_checkpoint_read(0, gen_random_uuid())$$);
 -- every jobq function is in the list
 SELECT p.oid::regprocedure AS missing
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

@@ -587,6 +587,25 @@ int			jobq_extend(JobqConn *conn, int64_t id, const char *token,
 int			jobq_release(JobqConn *conn, int64_t id, const char *token);
 
 /*
+ * jobq_checkpoint: store a running job's progress (0.2.0 server, else
+ * JOBQ_ERR_VERSION): state is JSON text of state_len bytes (at most
+ * JOBQ_CHECKPOINT_MAX), replacing the job's checkpoint before; the job's
+ * next attempt reads it with jobq_checkpoint_read (doc/flows.md,
+ * "Checkpoints").  Stale token: JOBQ_ERR_STALE, nothing stored.
+ */
+int			jobq_checkpoint(JobqConn *conn, int64_t id, const char *token,
+							const char *state, size_t state_len);
+
+/*
+ * jobq_checkpoint_read: the state of the job's last checkpoint, in this
+ * attempt or an earlier one, as JSON text in *state (free with jobq_free),
+ * or *state NULL when it has none or the token no longer holds the job.
+ * 0.2.0 server, else JOBQ_ERR_VERSION.
+ */
+int			jobq_checkpoint_read(JobqConn *conn, int64_t id, const char *token,
+								 char **state);
+
+/*
  * jobq_sweep: requeue expired leases and purge history past retention, for
  * one queue or all (queue NULL), at most max_rows rows per step (-1 =
  * 1000; 1..100000).  Counts go to the non-NULL out arguments.  Safe to call

@@ -228,6 +228,10 @@ static const char *const stmt_templates[STMT__COUNT] = {
 	[STMT_DELETE_WHERE] =
 	"SELECT w.affected, w.more, w.next_cursor FROM %s.jobq_delete_where($1::pg_catalog.text, "
 	"$2::pg_catalog.text, $3::pg_catalog.jsonb, $4::pg_catalog.int4, $5::pg_catalog.text) AS w",
+	[STMT_CHECKPOINT] =
+	"SELECT %s.jobq_checkpoint($1::pg_catalog.int8, $2::pg_catalog.uuid, $3::pg_catalog.jsonb)",
+	[STMT_CHECKPOINT_READ] =
+	"SELECT %s.jobq_checkpoint_read($1::pg_catalog.int8, $2::pg_catalog.uuid)",
 	[STMT_GROUPS] =
 	"SELECT * FROM %s.jobq_groups($1::pg_catalog.text, $2::pg_catalog.bool, "
 	"$3::pg_catalog.int4, $4::pg_catalog.text)",

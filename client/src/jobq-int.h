@@ -100,6 +100,8 @@ typedef enum JobqStmt
 	STMT_CLAIM_ANY_020,			/* JOBQ_SQL_FLOWS */
 	STMT_DEP_RESULTS,			/* JOBQ_SQL_FLOWS: the dependency results */
 	STMT_DEP_RESULTS_MANY,		/* of one job, of many */
+	STMT_CHECKPOINT,			/* JOBQ_SQL_CHECKPOINTS */
+	STMT_CHECKPOINT_READ,
 	STMT__COUNT
 } JobqStmt;
 
@@ -119,6 +121,8 @@ typedef enum JobqStmt
 #define JOBQ_SQL_ENQUEUE_020 200
 /* flows (issue 18): jobq_claim's flow_id, jobq_dep_results */
 #define JOBQ_SQL_FLOWS 200
+/* jobq_checkpoint, jobq_checkpoint_read (issue 18) */
+#define JOBQ_SQL_CHECKPOINTS 200
 
 /* Settings after the queue name in STMT_CREATE_QUEUE and STMT_ALTER_QUEUE */
 #define JOBQ_QUEUE_STMT_SETTINGS 7

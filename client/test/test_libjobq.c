@@ -2853,6 +2853,62 @@ test_dep_results(JobqConn *c)
 	jobq_drop_queue(c, q, 1);
 }
 
+/*
+ * test_checkpoint: jobq_checkpoint stores a running job's progress and the
+ * next attempt reads it with jobq_checkpoint_read (issue 18); a stale
+ * token stores nothing; a state over JOBQ_CHECKPOINT_MAX is refused before
+ * any round trip.
+ */
+static void
+test_checkpoint(JobqConn *c)
+{
+	char		q[64];
+	int64_t		id = 0;
+	JobqJob    *j,
+			   *j2 = NULL;
+	char	   *state = NULL;
+	char	   *big;
+	int			ok;
+
+	snprintf(q, sizeof(q), "t%d-ckpt", (int) getpid());
+	ok = jobq_create_queue(c, q, NULL) == JOBQ_OK && enq(c, q, "{}", &id) == JOBQ_OK;
+	j = ok ? claim1(c, q, 30) : NULL;
+
+	test("checkpoint_read: none yet is OK with NULL");
+	test_cond(j != NULL && jobq_checkpoint_read(c, id, jobq_job_token(j), &state) == JOBQ_OK &&
+			  state == NULL);
+
+	test("checkpoint: stored, and read back");
+	test_cond(j != NULL &&
+			  jobq_checkpoint(c, id, jobq_job_token(j), "{\"step\": 2}", 11) == JOBQ_OK &&
+			  jobq_checkpoint_read(c, id, jobq_job_token(j), &state) == JOBQ_OK &&
+			  state != NULL && strcmp(state, "{\"step\": 2}") == 0);
+	jobq_free(state);
+	state = NULL;
+
+	test("checkpoint: a state over JOBQ_CHECKPOINT_MAX is BAD_ARGUMENT");
+	big = malloc(JOBQ_CHECKPOINT_MAX + 2);
+	if (big != NULL)
+		memset(big, ' ', JOBQ_CHECKPOINT_MAX + 1);
+	test_cond(j != NULL && big != NULL &&
+			  jobq_checkpoint(c, id, jobq_job_token(j), big, JOBQ_CHECKPOINT_MAX + 1) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_BAD_ARGUMENT, NULL));
+	free(big);
+
+	test("checkpoint: the next attempt reads it; the old token is STALE");
+	ok = j != NULL && jobq_release(c, id, jobq_job_token(j)) == JOBQ_OK;
+	j2 = ok ? claim1(c, q, 30) : NULL;
+	test_cond(j2 != NULL &&
+			  jobq_checkpoint_read(c, id, jobq_job_token(j2), &state) == JOBQ_OK &&
+			  state != NULL && strcmp(state, "{\"step\": 2}") == 0 &&
+			  jobq_checkpoint(c, id, jobq_job_token(j), "{}", 2) == JOBQ_ERR &&
+			  failed_with(c, JOBQ_ERR_STALE, NULL));
+	jobq_free(state);
+	jobq_job_free(j);
+	jobq_job_free(j2);
+	jobq_drop_queue(c, q, 1);
+}
+
 static void
 test_list_page(JobqConn *c)
 {
@@ -2980,6 +3036,7 @@ main(void)
 	test_rate_limited(c);
 	test_enqueue_020(c);
 	test_dep_results(c);
+	test_checkpoint(c);
 	test_health_audit(c);
 	jobq_disconnect(c);
 
