@@ -3,7 +3,8 @@
 //
 //   // handler.js
 //   const { run, Retry, Permanent, RateLimited } = require('./jobq-handler');
-//   run(async (job) => {          // job: { id, queue, attempt, max_attempts, payload }
+//   run(async (job) => {          // job: { id, queue, attempt, max_attempts, payload,
+//                                 //        checkpoint (an earlier attempt's, if any) }
 //     await deliver(job.payload);
 //     return { sent: true };      // completed, with this result
 //   }, { jobs: 16 });             // at most 16 jobs at a time in this process
@@ -120,4 +121,11 @@ function run(fn, { jobs = 1 } = {}) {
   });
 }
 
-module.exports = { run, Retry, Permanent, RateLimited };
+// Store how far job got (any JSON, at most 256 kB): its next attempt, after a
+// crash or a retry, finds it in job.checkpoint and resumes there
+// (doc/flows.md, "Checkpoints"). Checkpoint per step, not per item.
+function checkpoint(job, state) {
+  write({ id: job.id, checkpoint: state === undefined ? null : state });
+}
+
+module.exports = { run, Retry, Permanent, RateLimited, checkpoint };

@@ -4,7 +4,8 @@
     import jobq_handler
 
     def send_mail(job):
-        # job: {"id", "queue", "attempt", "max_attempts", "payload"}
+        # job: {"id", "queue", "attempt", "max_attempts", "payload"},
+        # and "checkpoint" when an earlier attempt stored one
         deliver(job["payload"])
         return {"sent": True}                 # completed, with this result
 
@@ -30,7 +31,21 @@ import threading
 import time
 import traceback
 
-__all__ = ["run", "Retry", "Permanent", "RateLimited"]
+__all__ = ["run", "Retry", "Permanent", "RateLimited", "checkpoint"]
+
+# one write at a time on stdout: answers, and checkpoints from any thread
+_STDOUT_LOCK = threading.Lock()
+
+
+def checkpoint(job, state):
+    """Store how far `job` got (anything json.dumps takes, at most 256 kB):
+    its next attempt, after a crash or a retry, finds it in
+    job["checkpoint"] and resumes there (doc/flows.md, "Checkpoints").
+    Written at once; checkpoint per step, not per item."""
+    line = (json.dumps({"id": job["id"], "checkpoint": state}, ensure_ascii=False,
+                       separators=(",", ":")) + "\n").encode()
+    with _STDOUT_LOCK:
+        _write_all(1, line)
 
 
 class Retry(Exception):
@@ -110,7 +125,7 @@ class _Server:
         self.fn = fn
         self.jobs = jobs
         self.cv = threading.Condition()
-        self.wlock = threading.Lock()       # one write at a time on stdout
+        self.wlock = _STDOUT_LOCK           # one write at a time on stdout
         self.lines = collections.deque()
         self.rest = b""
         self.eof = False

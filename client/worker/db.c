@@ -424,6 +424,7 @@ jobs_from_list(Worker *w, JobqJobList *list, Job **jobs, int *njobs)
 	}
 	jobq_joblist_free(list);
 	read_dep_results(w, *jobs, njobs);
+	checkpoint_fetch(w, *jobs, *njobs);
 }
 
 /*

@@ -63,6 +63,7 @@ job_free(Job *job)
 	job->jj = NULL;
 	jobq_free(job->deps);
 	job->deps = NULL;
+	checkpoint_free(job);
 }
 
 static void
@@ -232,15 +233,21 @@ child_setup(Worker *w, Slot *self, const Job *job, int in, int out, int err,
 		setenv("JOBQ_DEP_RESULTS", DEPS_PATH, 1);
 	else
 		unsetenv("JOBQ_DEP_RESULTS");
+	if (job->checkpoint_file != NULL)
+		setenv("JOBQ_CHECKPOINT_FILE", job->checkpoint_file, 1);
+	else
+		unsetenv("JOBQ_CHECKPOINT_FILE");
 }
 
 /*
  * the names of the variables a handler gets (replacing inherited ones):
- * the job's four, then JOBQ_DEP_RESULTS, set for a job in a flow only
+ * the job's four, then JOBQ_DEP_RESULTS, set for a job in a flow only, and
+ * JOBQ_CHECKPOINT_FILE, for a job with a checkpoint
  */
 static const char *const job_vars[] = {
 	"JOBQ_JOB_ID=", "JOBQ_QUEUE=", "JOBQ_ATTEMPT=", "JOBQ_MAX_ATTEMPTS=",
-	"JOBQ_DEP_RESULTS="
+	"JOBQ_DEP_RESULTS=",
+	"JOBQ_CHECKPOINT_FILE="		/* only when the job has one (checkpoint.c) */
 };
 #define NJOB_VARS	(sizeof(job_vars) / sizeof(job_vars[0]))
 #define JOB_VARS_MALLOCD	4	/* the first four; free_environ frees them */
@@ -277,6 +284,11 @@ job_environ(const Job *job, bool deps)
 	sprintf(env[k++], "%s%s", job_vars[3], buf);
 	if (deps)
 		env[k++] = deps_var;
+	if (job->checkpoint_file != NULL)
+	{
+		env[k] = jobq_xmalloc(strlen(job_vars[5]) + strlen(job->checkpoint_file) + 1);
+		sprintf(env[k++], "%s%s", job_vars[5], job->checkpoint_file);
+	}
 	for (size_t i = 0; i < n; i++)
 	{
 		bool		ours = false;
@@ -295,6 +307,10 @@ free_environ(char **env)
 {
 	for (int v = 0; v < JOB_VARS_MALLOCD; v++)
 		free(env[v]);
+	/* and the checkpoint file's, after JOBQ_DEP_RESULTS when that is set */
+	for (int v = JOB_VARS_MALLOCD; v < JOB_VARS_MALLOCD + 2 && env[v] != NULL; v++)
+		if (strncmp(env[v], job_vars[5], strlen(job_vars[5])) == 0)
+			free(env[v]);
 	free(env);
 }
 

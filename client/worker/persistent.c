@@ -275,6 +275,12 @@ persistent_start(Worker *w, Slot *s, const Job *job)
 	buf_int(&best->inbuf, job_attempt(job));
 	jobq_buf_puts(&best->inbuf, ",\"max_attempts\":");
 	buf_int(&best->inbuf, job_max_attempts(job));
+	if (job->checkpoint != NULL)
+	{
+		/* an earlier attempt's checkpoint (checkpoint.c) */
+		jobq_buf_puts(&best->inbuf, ",\"checkpoint\":");
+		jobq_buf_puts(&best->inbuf, job->checkpoint);
+	}
 	jobq_buf_puts(&best->inbuf, ",\"payload\":");
 	jobq_buf_append(&best->inbuf, payload ? payload : "null", payload ? len : 4);
 	/* a job in a flow: its dependency results (jsonb's text: one line) */
@@ -422,6 +428,36 @@ protocol_error(Worker *w, Proc *p, const char *why, const char *line, size_t len
 }
 
 /*
+ * checkpoint_message
+ *	  {"id": N, "checkpoint": STATE}: job N's progress, stored at once
+ *	  (checkpoint.c); the job goes on.
+ */
+static void
+checkpoint_message(Worker *w, Proc *p, const JobqJsonMember *m, int n, const char *line,
+				   size_t len)
+{
+	const JobqJsonMember *id = jobq_json_member(m, n, "id");
+	const JobqJsonMember *state = jobq_json_member(m, n, "checkpoint");
+	char	   *end;
+	long long	job;
+	Slot	   *s;
+
+	if (id == NULL || id->kind != JOBQ_JV_NUMBER ||
+		(job = strtoll(id->value, &end, 10), end != id->value + id->valuelen))
+	{
+		protocol_error(w, p, "a checkpoint needs \"id\" (an integer)", line, len);
+		return;
+	}
+	if ((s = find_slot(w, p, job)) == NULL)
+	{
+		wlog(w, "warning", "handler process %d (pid %d): checkpoint for job %lld, which "
+			 "it does not have; ignored", p->index, (int) p->pid, job);
+		return;
+	}
+	checkpoint_store(w, &s->job, state->value, state->valuelen);
+}
+
+/*
  * rate_limited_answer
  *	  The Ack of {"id": N, "status": "rate_limited", "retry_after": S,
  *	  "error": "..."}: the upstream said "too many requests" (issue 19).  The
@@ -520,6 +556,11 @@ proc_line(Worker *w, Proc *p, const char *line, size_t len)
 	if (!p->ready)
 	{
 		protocol_error(w, p, "an answer before the ready line", line, len);
+		return;
+	}
+	if (jobq_json_member(m, n, "checkpoint") != NULL && jobq_json_member(m, n, "status") == NULL)
+	{
+		checkpoint_message(w, p, m, n, line, len);
 		return;
 	}
 	id = jobq_json_member(m, n, "id");

@@ -26,7 +26,8 @@
  * loop), flow.c (claim policy, backlog, acks, heartbeats), db.c (the
  * database session and its calls), handler.c (handler processes), log.c,
  * util.c, registry.c (the worker registry: register, heartbeat, the state
- * asked of us), title.c (the process title).
+ * asked of us), title.c (the process title), checkpoint.c (an earlier
+ * attempt's checkpoint handed to the handler, a persistent handler's stored).
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -101,6 +102,9 @@ typedef struct Job
 	double		lease_len;		/* seconds the claim granted (server clock) */
 	double		next_heartbeat; /* monotonic; 0 = none */
 	double		lease_ends;		/* monotonic estimate of locked_until */
+	/* checkpoints (checkpoint.c): an earlier attempt's state, if any */
+	char	   *checkpoint;		/* --persistent: the state (JSON text) */
+	char	   *checkpoint_file;	/* else: a file holding it */
 } Job;
 
 static inline long long
@@ -392,6 +396,11 @@ extern double persistent_next_timer(Worker *w);
 extern void persistent_kill_job(Worker *w, Slot *s, KillReason why);
 extern void persistent_shutdown(Worker *w);
 
+
+/* checkpoint.c */
+extern void checkpoint_fetch(Worker *w, Job *jobs, int n);
+extern void checkpoint_store(Worker *w, const Job *job, const char *state, size_t len);
+extern void checkpoint_free(Job *job);
 
 /* options.c */
 extern int	worker_options(Worker *w, int argc, char **argv);
