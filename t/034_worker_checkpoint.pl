@@ -1,4 +1,4 @@
-# t/033_worker_checkpoint.pl: checkpoints through jobq-worker (issue 18,
+# t/034_worker_checkpoint.pl: checkpoints through jobq-worker (issue 18,
 # doc/flows.md "Checkpoints", doc/jobq-worker.md): a persistent Python
 # handler checkpoints after each step, its worker is killed with SIGKILL
 # mid-job, and the next attempt resumes from the last checkpoint; a
