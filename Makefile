@@ -62,7 +62,8 @@ OBJS = \
 	extension/fail_rate_limited.o \
 	extension/group_counts.o \
 	extension/spawn.o \
-	extension/checkpoint.o
+	extension/checkpoint.o \
+	extension/claim_slots.o
 
 # The version of this release, read from jobq.control: the one place where
 # it is written.  The library learns it from a -D (version.c), the install

@@ -4,9 +4,11 @@
  *	  Queue-wide limits of a claim: max_running and the rate (issue 19,
  *	  doc/groups.md).
  *
- * max_running without a counter.  A claim of a queue with max_running
- * takes a lock that only claims of that queue take (an object lock on
- * jobq.queues' OID, the hash of the name and sub-id 1: no SQL function can
+ * max_running without a counter.  A claim of a queue with max_running and
+ * no rate takes free slots (claim_slots.c), side by side with the other
+ * claimers.  With a rate, a claim takes a lock that only claims of that
+ * queue take (an object lock on jobq.queues' OID, the hash of the name
+ * and sub-id 1: no SQL function can
  * take or wait for it, as for jobq_lock_queue_name), held to the end of
  * the claim's transaction.  It then counts the queue's running jobs with
  * a snapshot taken after the lock was granted: the claimer before it has
@@ -31,10 +33,10 @@
  * than max_running, rate_held: one probe of an index, only when the limit
  * decided the claim (FEATURES-0.2.md 6.4.11).
  *
- * A claim that takes nothing must not keep the lock while a waiting claim
- * sleeps, or every other claimer of the queue would wait for it; so the
- * limited claim runs in a subtransaction, rolled back (with its lock)
- * when it took nothing.
+ * A claim that takes nothing must not keep the lock (or its slots) while a
+ * waiting claim sleeps, or every other claimer of the queue would wait for
+ * it; so the limited claim runs in a subtransaction, rolled back (with its
+ * locks) when it took nothing.
  *
  * Copyright (c) 2026, the jobq developers
  *
@@ -271,10 +273,10 @@ jobq_claim_limited(Datum *values, char *nulls, text *queue, JobqQueueSettings *s
 	ResourceOwner oldowner = CurrentResourceOwner;
 	TimestampTz now = DatumGetTimestampTz(values[1]);
 	Datum		want = values[2];
-	TimestampTz tat;
 	volatile int64 allowed = 0;
 	volatile int64 by_running = 0;
 	volatile uint64 claimed = 0;
+	bool		slotted = jobq_queue_slotted(settings);
 
 	*retry_at = 0;
 	BeginInternalSubTransaction(NULL);
@@ -282,17 +284,30 @@ jobq_claim_limited(Datum *values, char *nulls, text *queue, JobqQueueSettings *s
 	PG_TRY();
 	{
 		int64		running_allows;
+		Datum	   *slots = NULL;
+		TimestampTz tat = 0;
 
-		jobq_lock_limited_claims(queue);
-		allowed = budget(queue, settings, DatumGetInt64(want), now, &tat, retry_at,
-						 &running_allows);
+		if (slotted)
+		{
+			/* NB: free slots, locked, instead of the queue's lock (claim_slots.c) */
+			running_allows = jobq_slots_lock(queue, DatumGetInt64(want), &slots);
+			allowed = running_allows;
+		}
+		else
+		{
+			jobq_lock_limited_claims(queue);
+			allowed = budget(queue, settings, DatumGetInt64(want), now, &tat, retry_at,
+							 &running_allows);
+		}
 		by_running = running_allows;
 		if (allowed > 0)
 		{
 			values[2] = Int64GetDatum(allowed);
 			claimed = claim(values, nulls, queue, settings);
 			values[2] = want;
-			if (claimed > 0 && jobq_setting_020(settings, rate) > 0)
+			if (claimed > 0 && slotted)
+				jobq_slots_take(queue, slots, claimed);
+			else if (claimed > 0 && jobq_setting_020(settings, rate) > 0)
 			{
 				SPITupleTable *rows = SPI_tuptable;
 

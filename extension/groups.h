@@ -124,6 +124,13 @@ extern uint64 jobq_claim_limited(Datum *values, char *nulls, text *queue,
 								 JobqQueueSettings *settings, JobqClaimFn claim,
 								 TimestampTz *retry_at);
 
+/* claim_slots.c: max_running by slot rows */
+extern const JobqStatements jobq_claim_slots_statements;
+extern bool jobq_queue_slotted(const JobqQueueSettings *settings);
+extern int64 jobq_slots_lock(text *queue, int64 want, Datum **slots);
+extern void jobq_slots_take(text *queue, Datum *slots, uint64 claimed);
+extern void jobq_slots_resize(text *queue, int32 max_running);
+
 /* fail_rate_limited.c */
 extern const JobqStatements jobq_fail_rate_limited_statements;
 extern bool jobq_fail_rate_limited(Datum id, Datum token, TimestampTz now, TimestampTz until,

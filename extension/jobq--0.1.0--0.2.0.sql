@@ -2037,6 +2037,35 @@ COMMENT ON FUNCTION @extschema@.jobq_checkpoint_read(bigint, uuid) IS
 
 
 /* ========================================================================
+ * max_running by slot rows (issue 19; doc/groups.md, "max_running").
+ *
+ * queue_slots holds max_running rows per queue with that limit, made and
+ * cut by jobq_create_queue / jobq_alter_queue (claim_slots.c).  A slot is
+ * free when the job it names (job_id, token) is not running with that
+ * token: a finished, failed, swept or retried job frees its slot by
+ * leaving the running state, so completes write nothing here.  A claim of
+ * a queue with max_running and no rate locks free slots FOR NO KEY
+ * UPDATE SKIP LOCKED instead of one lock per queue, so the queue's claimers run side
+ * by side; two claimers never hold the same slot, so at most max_running
+ * jobs run.  Not a column of jobq.queues: every change there invalidates
+ * every backend's cache of queue settings.  No queue has max_running
+ * before this update (the column is new), so no rows to make here.
+ * ======================================================================== */
+
+CREATE TABLE jobq.queue_slots (
+    queue  text NOT NULL,
+    slot   integer NOT NULL,
+    job_id bigint,                 -- the job that took the slot last (NULL: never)
+    token  uuid,                   -- and its token then
+    PRIMARY KEY (queue, slot)
+) WITH (fillfactor = 50);
+
+ALTER TABLE jobq.queue_slots OWNER TO jobq_owner;
+REVOKE ALL ON TABLE jobq.queue_slots FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('jobq.queue_slots'::pg_catalog.regclass, '');
+
+
+/* ========================================================================
  * Install checks: planted functions and pre-existing roles (issue 13,
  * items 2 and 3).  THIS SECTION STAYS LAST: later sections go above it, so
  * that it sees every function of the release.

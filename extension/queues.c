@@ -480,6 +480,8 @@ jobq_create_queue(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("queue \"%s\" already exists", text_to_cstring(queue))));
+	if (nsettings > ARG_max_running)
+		jobq_slots_resize(queue, DatumGetInt32(values[ARG_max_running]));
 	jobq_audit_record("create_queue", queue, (Datum) 0, NULL, 1, NULL);
 	jobq_spi_finish();
 	PG_RETURN_VOID();
@@ -559,6 +561,8 @@ jobq_alter_queue(PG_FUNCTION_ARGS)
 	rc = SPI_execute_plan(jobq_plan(&jobq_queues_statements, ST_FOR(ST_ALTER_QUEUE, nsettings)),
 						  values, NULL, false, 0);
 	jobq_spi_check(rc, SPI_OK_UPDATE, "alter queue");
+	if (nsettings > ARG_max_running && !isnull[ARG_max_running])
+		jobq_slots_resize(queue, DatumGetInt32(values[ARG_max_running]));
 	jobq_audit_record("alter_queue", queue, (Datum) 0, NULL, 1, NULL);
 	jobq_spi_finish();
 	PG_RETURN_VOID();
@@ -628,6 +632,8 @@ jobq_drop_queue(PG_FUNCTION_ARGS)
 		jobq_spi_check(rc, SPI_OK_DELETE, "drop queue");
 	}
 	jobq_groups_forget(queue);
+	if (jobq_queues_have_020())
+		jobq_slots_resize(queue, 0);
 	jobq_audit_record("drop_queue", queue, (Datum) 0, NULL, 1, "force", force ? "true" : "false",
 					  NULL);
 	jobq_spi_finish();

@@ -72,6 +72,7 @@ static const JobqStatements *const statement_tables[] = {
 	&jobq_groups_statements,
 	&jobq_group_claim_statements,
 	&jobq_claim_limits_statements,
+	&jobq_claim_slots_statements,
 	&jobq_groups_admin_statements,
 	&jobq_groups_reconcile_statements,
 	&jobq_fail_rate_limited_statements,

@@ -11,11 +11,14 @@ if [ "${STRESS_G1_SLOW:-0}" = 1 ]; then G1_LEASE=1 G1_MS_F=600 G1_MS_U=1400; fi
 # the FIFO queue g1f (oldest group first) with the queue-wide limits, whose
 # claims take the queue's lock one after the other: max_running 4, 120
 # claims a second (burst 5); the limited queue g1l (group_limit 2, round
-# robin between groups) with a group rate only, 10 a second per group
-# (burst 2): its claims run at once, each group kept by its row's lock
+# robin between groups) with a group rate, 10 a second per group
+# (burst 2), and max_running 6 without a queue rate: its claims run at
+# once, each group kept by its row's lock, the queue by its slot rows
+# (claim_slots.c)
 G1_RATE=120/1/5
 G1_GROUP_RATE=10/1/2
 G1_MAX_RUNNING=4
+G1_MAX_RUNNING_L=6
 
 g1_queue() {	# g1_queue NAME SETTINGS...
 	psqlc -c "SELECT jobq_create_queue('$1', lease => '$G1_LEASE s', max_attempts => 1000,
@@ -187,6 +190,7 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	g1_queue g1f "group_mode => 'fifo', max_running => $G1_MAX_RUNNING,
 	    rate => ${G1_RATE%%/*}, rate_per => '1 s', rate_burst => ${G1_RATE##*/}"
 	g1_queue g1l "group_mode => 'limit', group_limit => 2, group_order => 'round_robin',
+	    max_running => $G1_MAX_RUNNING_L,
 	    group_rate => ${G1_GROUP_RATE%%/*}, group_rate_per => '1 s', group_rate_burst => ${G1_GROUP_RATE##*/}"
 	g1_queue g1u "group_mode => 'fifo'"
 	local -a pp=()
@@ -242,7 +246,7 @@ scn_G1() {	# groups and limits under kill -9 and pg_ctl -m immediate
 	fig "G1: jobq_groups_reconcile during the run and after it: $((${calls:-0} + 3)) calls, ${fixes:-0} fixes (must be 0); groups not idle after the drain: $(echo -n "$busy" | grep -c .)"
 	fig "G1: $dur s, workers killed (SIGKILL) $kills, pg_ctl -m immediate 1; deadlocked enqueue transactions $(cat "$f"/gp.hist.* "$l"/gp.hist.* "$u"/gp.hist.* | grep -c ' fail - 40P01')"
 	g1_check G1/fifo "$f" g1f --fifo --max-running $G1_MAX_RUNNING --rate $G1_RATE --commit-order || rc=1
-	g1_check G1/limit "$l" g1l --group-limit 2 --group-rate $G1_GROUP_RATE || rc=1
+	g1_check G1/limit "$l" g1l --group-limit 2 --group-rate $G1_GROUP_RATE --max-running $G1_MAX_RUNNING_L || rc=1
 	g1_check G1/fifo-unlimited "$u" g1u --fifo --commit-order || rc=1
 	G1_MUT=""
 	g1_mutations "$f" "$l" || { log "G1: a mutated history was not caught"; rc=1; }
