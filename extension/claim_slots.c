@@ -101,6 +101,21 @@ static SPIPlanPtr plans[NUM_STATEMENTS];
 const JobqStatements jobq_claim_slots_statements = {statements, NUM_STATEMENTS, plans, NULL};
 
 /*
+ * slot_arrays
+ *	  args[0..2]: the int4[] of n slots, the int8[] of their jobs and the
+ *	  uuid[] of the jobs' tokens.
+ */
+static void
+slot_arrays(Datum *slots, Datum *jobs, Datum *tokens, int n, Datum *args)
+{
+	args[0] = PointerGetDatum(construct_array(slots, n, INT4OID, 4, true, TYPALIGN_INT));
+	args[1] = PointerGetDatum(construct_array(jobs, n, INT8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	args[2] = PointerGetDatum(construct_array(tokens, n, UUIDOID, UUID_LEN, false,
+											  TYPALIGN_CHAR));
+}
+
+/*
  * jobq_queue_slotted
  *	  Whether claims of the queue take slots (max_running without a rate).
  */
@@ -150,12 +165,7 @@ jobq_slots_lock(text *queue, int64 want, Datum **slots)
 	SPI_freetuptable(SPI_tuptable);
 
 	/* the test again, after the locks (see the header) */
-	args[0] = PointerGetDatum(construct_array(nums, (int) locked, INT4OID, 4, true,
-											  TYPALIGN_INT));
-	args[1] = PointerGetDatum(construct_array(jobs, (int) locked, INT8OID, 8,
-											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	args[2] = PointerGetDatum(construct_array(tokens, (int) locked, UUIDOID, UUID_LEN, false,
-											  TYPALIGN_CHAR));
+	slot_arrays(nums, jobs, tokens, (int) locked, args);
 	rc = SPI_execute_plan(jobq_plan(&jobq_claim_slots_statements, ST_STILL_FREE), args, NULL,
 						  false, 0);
 	jobq_spi_check(rc, SPI_OK_SELECT, "test the locked slots");
@@ -197,12 +207,7 @@ jobq_slots_take(text *queue, Datum *slots, uint64 claimed)
 		tokens[r] = SPI_getbinval(rows->vals[r], rows->tupdesc, 6, &isnull);
 	}
 	args[0] = PointerGetDatum(queue);
-	args[1] = PointerGetDatum(construct_array(slots, (int) claimed, INT4OID, 4, true,
-											  TYPALIGN_INT));
-	args[2] = PointerGetDatum(construct_array(jobs, (int) claimed, INT8OID, 8,
-											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	args[3] = PointerGetDatum(construct_array(tokens, (int) claimed, UUIDOID, UUID_LEN, false,
-											  TYPALIGN_CHAR));
+	slot_arrays(slots, jobs, tokens, (int) claimed, &args[1]);
 	rc = SPI_execute_plan(jobq_plan(&jobq_claim_slots_statements, ST_TAKE), args, NULL, false,
 						  0);
 	jobq_spi_check(rc, SPI_OK_UPDATE, "take slots");
