@@ -114,7 +114,7 @@
 
 /* Groups, concurrency and rate limits of a queue (issue 19) */
 #define JOBQ_GROUP_LIMIT_MAX 10000		/* group_limit: running jobs per group */
-#define JOBQ_MAX_RUNNING_MAX 1000000	/* max_running of a queue; 0: no limit */
+#define JOBQ_MAX_RUNNING_MAX 10000	/* max_running of a queue (a slot row each); 0: no limit */
 #define JOBQ_RATE_MAX 1000000			/* rate and burst; a rate of 0: no limit */
 #define JOBQ_RATE_PER_MAX_S 86400		/* rate_per and group_rate_per */
 #define JOBQ_GROUP_KEY_MAX 256			/* bytes of a job's group_key, at least 1 */
