@@ -52,7 +52,7 @@ sql(q{SELECT count(jobq_fail(id, token, 'never', permanent => true)) FROM jobq_c
 sql(q{SELECT jobq_complete(id, gen_random_uuid()) FROM jobq.jobs WHERE queue = 'mf' AND state = 'running' LIMIT 1});
 
 # before the flush: the ring, through jobq_metrics
-my $want = '{12,9,6,2,1,0,0,0}';
+my $want = '{12,9,6,2,1,0,0,0,0,0}';	# limit_held and rate_held last
 is(sql(qq{SELECT counters FROM jobq_metrics('mf', '$minute', '$minute'::timestamptz + interval '1 minute')}),
 	$want, 'jobq_metrics: the minute from the live ring');
 
@@ -61,7 +61,7 @@ ok(poll(qq{SELECT count(*) FROM jobq.metrics_minute WHERE queue = 'mf' AND start
 	'the sweeper wrote the minute');
 is(sql(qq{SELECT counters || ARRAY[(SELECT sum(x) FROM unnest(wait_hist) x), (SELECT sum(x) FROM unnest(run_hist) x)]
           FROM jobq.metrics_minute WHERE queue = 'mf' AND start = '$minute'}),
-	'{12,9,6,2,1,0,0,0,9,9}', 'stored: the counters; a wait sample per first claim, a run sample per finished attempt');
+	'{12,9,6,2,1,0,0,0,0,0,9,9}', 'stored: the counters; a wait sample per first claim, a run sample per finished attempt');
 # (the server started inside an earlier minute, or this one: complete unless this is the first)
 my $started = sql(qq{SELECT date_trunc('minute', pg_postmaster_start_time()) < '$minute'});
 is(sql(qq{SELECT complete FROM jobq.metrics_minute WHERE queue = 'mf' AND start = '$minute'}),
