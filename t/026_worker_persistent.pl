@@ -27,16 +27,6 @@ sub reset_queue
 	$node->safe_psql('postgres', "DELETE FROM jobq.jobs; DELETE FROM jobq.history");
 }
 
-sub write_file
-{
-	my ($name, $text) = @_;
-	my $path = "$tmp/$name";
-	open my $fh, '>', $path or die "$path: $!";
-	print $fh $text;
-	close $fh;
-	return $path;
-}
-
 sub enqueue
 {
 	my ($payloads) = @_;

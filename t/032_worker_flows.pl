@@ -16,19 +16,8 @@ use JobqTest;
 
 my $libs = $ENV{JOBQ_HANDLERS_DIR} // die "JOBQ_HANDLERS_DIR is not set (t/run.sh sets it)";
 my $node = new_node('flows');
-my $tmp = PostgreSQL::Test::Utils::tempdir();
 $node->safe_psql('postgres',
 	"SELECT jobq_create_queue('rl', backoff_base => '0', backoff_cap => '0', max_attempts => 3)");
-
-sub write_file
-{
-	my ($name, $text) = @_;
-	my $path = "$tmp/$name";
-	open my $fh, '>', $path or die "$path: $!";
-	print $fh $text;
-	close $fh;
-	return $path;
-}
 
 # the state, attempt, how far run_at is ahead (rounded to 10 s) and the
 # last error entry of job $id

@@ -13,16 +13,6 @@ my $node = new_node('flowcli');
 my $tmp = PostgreSQL::Test::Utils::tempdir();
 $node->safe_psql('postgres', "SELECT jobq_create_queue('render'); SELECT jobq_create_queue('mails')");
 
-sub write_file
-{
-	my ($name, $text) = @_;
-	my $path = "$tmp/$name";
-	open my $fh, '>', $path or die "$path: $!";
-	print $fh $text;
-	close $fh;
-	return $path;
-}
-
 # -- create, from a file and from stdin
 my $file = write_file('flow.json', <<'JSON');
 [{"ref": "pdf", "queue": "render", "payload": {"order": 7}},

@@ -18,16 +18,6 @@ my $tmp = PostgreSQL::Test::Utils::tempdir();
 $node->safe_psql('postgres',
 	"SELECT jobq_create_queue('ck', lease => '2 s', backoff_base => '0', backoff_cap => '0', max_attempts => 3)");
 
-sub write_file
-{
-	my ($name, $text) = @_;
-	my $path = "$tmp/$name";
-	open my $fh, '>', $path or die "$path: $!";
-	print $fh $text;
-	close $fh;
-	return $path;
-}
-
 # -- persistent Python: five steps, a checkpoint after each; the first
 # attempt stalls after step 3 and its worker is killed there
 my $py = write_file('steps.py', <<"PY");

@@ -20,21 +20,12 @@ my ($rc, $out, $err);
 
 sub cli { return run_cli($node, @_); }
 
-sub write_file
-{
-	my ($path, $text) = @_;
-	open(my $fh, '>', $path) or die "$path: $!";
-	print $fh $text;
-	close $fh;
-}
-
 $node->safe_psql('postgres', qq{
 	SELECT jobq_create_queue('reports');
 	SELECT jobq_create_queue('ops');
 	SELECT jobq_schedule('from-sql', 'ops', '\@hourly');
 });
-my $file = $node->basedir . '/schedules.cron';
-write_file($file, <<'EOF');
+my $file = write_file('schedules.cron', <<'EOF');
 # m h dom mon dow      name            queue    settings      payload
 TZ=Europe/Berlin
 0 3 * * *              nightly-report  reports  overlap=skip  {"kind": "daily", "note": "a b"}

@@ -17,7 +17,7 @@ use Test::More;
 use Time::HiRes qw(usleep time);
 
 our @EXPORT = qw(new_node worker_bin cli_bin example_bin start_worker start_worker_cmd stop_worker
-  wait_for wait_log worker_log worker_alive write_handler backend_pid run_cli job_state);
+  wait_for wait_log worker_log worker_alive write_file write_handler backend_pid run_cli job_state);
 
 # The worker is found in pg_stat_activity by its fallback application
 # name; PostgreSQL::Test::Utils sets PGAPPNAME, which would override it.
@@ -41,15 +41,24 @@ sub new_node
 	return $node;
 }
 
-# write_handler(NAME, SHELL_BODY): an executable /bin/sh script in the
-# test's temp dir; returns its path
+# write_file(NAME, TEXT): a file in a temp dir of the test (or at NAME when
+# it is an absolute path, written anew); returns its path
+sub write_file
+{
+	my ($name, $text) = @_;
+	my $path = $name =~ m{^/} ? $name : PostgreSQL::Test::Utils::tempdir() . "/$name";
+	open my $fh, '>', $path or die "$path: $!";
+	print $fh $text;
+	close $fh;
+	return $path;
+}
+
+# write_handler(NAME, SHELL_BODY): an executable /bin/sh script in a temp
+# dir of the test; returns its path
 sub write_handler
 {
 	my ($name, $body) = @_;
-	my $path = PostgreSQL::Test::Utils::tempdir() . "/$name.sh";
-	open my $fh, '>', $path or die "$path: $!";
-	print $fh "#!/bin/sh\n$body\n";
-	close $fh;
+	my $path = write_file("$name.sh", "#!/bin/sh\n$body\n");
 	chmod 0755, $path;
 	return $path;
 }
