@@ -6,16 +6,8 @@
 SET client_min_messages = warning;
 
 -- try(sql): 'ok: <first column of the first row>' or '<SQLSTATE>: <message>'
-CREATE FUNCTION regress_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    r text;
-BEGIN
-    EXECUTE stmt INTO r;
-    RETURN 'ok: ' || coalesce(r, '<null>');
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END
-$$;
+CREATE FUNCTION regress_try(stmt text) RETURNS text LANGUAGE sql AS $$
+SELECT regress_outcome(stmt) $$;
 -- A fingerprint of every table of schema jobq (rows, and their content).
 CREATE FUNCTION regress_snapshot() RETURNS text LANGUAGE sql AS $$
 SELECT format('queues=%s jobs=%s history=%s stale_acks=%s',

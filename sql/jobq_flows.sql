@@ -39,14 +39,8 @@ BEGIN
 END $$;
 
 -- a statement's SQLSTATE and message (job ids in messages as N), or its value
-CREATE FUNCTION fl_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE r text;
-BEGIN
-    EXECUTE stmt INTO r;
-    RETURN 'ok: ' || coalesce(r, '<null>');
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, '[0-9]{2,}', 'N', 'g');
-END $$;
+CREATE FUNCTION fl_try(stmt text) RETURNS text LANGUAGE sql AS $$
+SELECT regress_outcome(stmt, '[0-9]{2,}') $$;
 
 -- one level: a child of two parents is ready when the second completes
 SELECT jobq_enqueue('fl', '{"p": 1}') AS a \gset

@@ -73,16 +73,8 @@ SELECT payload IS NULL AS no_payload, errors IS NULL AS no_errors, result IS NUL
 FROM jobq_job(:j);
 RESET ROLE;
 
-CREATE FUNCTION regress_try_job(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    r text;
-BEGIN
-    EXECUTE stmt INTO r;
-    RETURN 'ok: ' || coalesce(r, '<null>');
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END
-$$;
+CREATE FUNCTION regress_try_job(stmt text) RETURNS text LANGUAGE sql AS $$
+SELECT regress_outcome(stmt) $$;
 
 -- large values: cut to the first 262144 bytes of their text, as a JSON
 -- string, on a character boundary; jobq_job_value returns them whole

@@ -116,6 +116,22 @@ SELECT context FROM pg_settings WHERE name = 'jobq.max_payload_size';
 
 DROP VIEW regress_jobq_functions;
 
+-- What a statement did, one string: 'ok: ' and its value, or its SQLSTATE
+-- and message, with every match of mask (a regular expression, NULL: none)
+-- in the message as N (ids and sizes that differ from run to run).
+CREATE FUNCTION regress_outcome(stmt text, mask text DEFAULT NULL) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    r text;
+BEGIN
+    EXECUTE stmt INTO r;
+    RETURN 'ok: ' || coalesce(r, '<null>');
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || CASE WHEN mask IS NULL THEN SQLERRM
+                                    ELSE regexp_replace(SQLERRM, mask, 'N', 'g') END;
+END
+$$;
+
 -- The EXPLAIN (COSTS OFF) text of a statement, one string: for the tests
 -- that check the plans of the C's statements (jobq_explain,
 -- jobq_list_explain, jobq_schedules, jobq_schedule_runs, jobq_groups).

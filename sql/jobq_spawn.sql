@@ -19,14 +19,8 @@ CREATE FUNCTION sp_state(id bigint) RETURNS text LANGUAGE sql AS $$
                      FROM jobq.jobs j WHERE j.id = $1),
                     (SELECT h.state::text FROM jobq.history h WHERE h.id = $1), 'gone') $$;
 -- a statement's SQLSTATE and message (numbers in messages as N), or its value
-CREATE FUNCTION sp_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE r text;
-BEGIN
-    EXECUTE stmt INTO r;
-    RETURN 'ok: ' || coalesce(r, '<null>');
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, '[0-9]+', 'N', 'g');
-END $$;
+CREATE FUNCTION sp_try(stmt text) RETURNS text LANGUAGE sql AS $$
+SELECT regress_outcome(stmt, '[0-9]+') $$;
 
 -- the spawner, claimed: token t1
 SELECT jobq_enqueue('sp', '{"report": 7}', max_attempts => 3) AS p \gset
