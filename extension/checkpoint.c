@@ -116,28 +116,5 @@ jobq_checkpoint(PG_FUNCTION_ARGS)
 Datum
 jobq_checkpoint_read(PG_FUNCTION_ARGS)
 {
-	Datum		args[2];
-	Datum		out = (Datum) 0;
-	bool		isnull = true;
-	int			rc;
-
-	jobq_require(fcinfo, 0, "id");
-	jobq_require(fcinfo, 1, "token");
-	args[0] = PG_GETARG_DATUM(0);
-	args[1] = PG_GETARG_DATUM(1);
-	jobq_spi_connect();
-	jobq_check_job(args[0], JOBQ_PRIV_CLAIM);
-	rc = SPI_execute_plan(jobq_plan(&jobq_checkpoint_statements, ST_READ), args, NULL,
-						  true, 1);
-	jobq_spi_check(rc, SPI_OK_SELECT, "read checkpoint");
-	if (SPI_processed > 0)
-	{
-		out = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (!isnull)
-			out = SPI_datumTransfer(out, false, -1);
-	}
-	jobq_spi_finish();
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_DATUM(out);
+	return jobq_fenced_read(fcinfo, &jobq_checkpoint_statements, ST_READ, "read checkpoint");
 }

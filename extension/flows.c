@@ -1261,31 +1261,9 @@ jobq_flow_insert_job(JobqFlowJob *job, bool *created)
 Datum
 jobq_dep_results(PG_FUNCTION_ARGS)
 {
-	Datum		args[2];
-	Datum		out = (Datum) 0;
-	bool		isnull = true;
-	int			rc;
-
-	jobq_require(fcinfo, 0, "id");
-	jobq_require(fcinfo, 1, "token");
 	require_flows();
-	args[0] = PG_GETARG_DATUM(0);
-	args[1] = PG_GETARG_DATUM(1);
-	jobq_spi_connect();
-	jobq_check_job(args[0], JOBQ_PRIV_CLAIM);
-	rc = SPI_execute_plan(jobq_plan(&jobq_flows_statements, ST_DEP_RESULTS), args, NULL,
-						  true, 1);
-	jobq_spi_check(rc, SPI_OK_SELECT, "read dependency results");
-	if (SPI_processed > 0)
-	{
-		out = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (!isnull)
-			out = SPI_datumTransfer(out, false, -1);
-	}
-	jobq_spi_finish();
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_DATUM(out);
+	return jobq_fenced_read(fcinfo, &jobq_flows_statements, ST_DEP_RESULTS,
+							"read dependency results");
 }
 
 /*

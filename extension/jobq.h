@@ -287,6 +287,8 @@ extern void jobq_srf_put_spi_rows(Tuplestorestate *store, TupleDesc desc, bool b
 								  bool (*keep) (HeapTuple row, TupleDesc rowdesc, void *arg),
 								  void *arg);
 extern int64 jobq_spi_getint64(uint64 row, int col, bool *isnull);
+extern Datum jobq_fenced_read(FunctionCallInfo fcinfo, const JobqStatements *set, int st,
+							  const char *what);
 extern void *jobq_xact_array_grow(void *array, int *cap, Size elemsize);
 extern int	jobq_xact_array_subxact(void *array, int n, Size elemsize, Size level_offset,
 									bool committed);

@@ -408,3 +408,40 @@ jobq_xact_array_subxact(void *array, int n, Size elemsize, Size level_offset, bo
 	}
 	return kept;
 }
+
+/*
+ * jobq_fenced_read
+ *	  The body of a function (id bigint, token uuid) -> one value of a
+ *	  running job (its checkpoint, its dependencies' results): both
+ *	  arguments required, the caller allowed to claim the job's queue, and
+ *	  the first column of statement st of set ($1 id, $2 token) returned,
+ *	  copied out of SPI; NULL when it returns no row (the statement is
+ *	  what fences the read by the token) or NULL.
+ */
+Datum
+jobq_fenced_read(FunctionCallInfo fcinfo, const JobqStatements *set, int st, const char *what)
+{
+	Datum		args[2];
+	Datum		out = (Datum) 0;
+	bool		isnull = true;
+	int			rc;
+
+	jobq_require(fcinfo, 0, "id");
+	jobq_require(fcinfo, 1, "token");
+	args[0] = PG_GETARG_DATUM(0);
+	args[1] = PG_GETARG_DATUM(1);
+	jobq_spi_connect();
+	jobq_check_job(args[0], JOBQ_PRIV_CLAIM);
+	rc = SPI_execute_plan(jobq_plan(set, st), args, NULL, true, 1);
+	jobq_spi_check(rc, SPI_OK_SELECT, what);
+	if (SPI_processed > 0)
+	{
+		out = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			out = SPI_datumTransfer(out, false, -1);
+	}
+	jobq_spi_finish();
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(out);
+}
