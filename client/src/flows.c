@@ -22,22 +22,6 @@
 
 #include "jobq-int.h"
 
-/* JOBQ_ERR_VERSION before 0.2.0's SQL */
-static int
-require_flows(JobqConn *conn, const char *what)
-{
-	if (jobq_ensure_connected(conn) != JOBQ_OK)
-		return JOBQ_ERR;
-	if (conn->server_sql < JOBQ_SQL_FLOWS)
-	{
-		jobq_set_error(conn, JOBQ_ERR_VERSION,
-					   "%s needs the server's jobq SQL 0.2.0 or later: run "
-					   "ALTER EXTENSION jobq UPDATE in this database", what);
-		return JOBQ_ERR;
-	}
-	return JOBQ_OK;
-}
-
 /*
  * jobq_dep_results: see jobq-client.h.
  */
@@ -61,7 +45,7 @@ jobq_dep_results(JobqConn *conn, int64_t id, const char *token, char **results)
 		return JOBQ_ERR;
 	}
 	if (jobq_check_id(conn, id) != JOBQ_OK || jobq_check_token(conn, token) != JOBQ_OK ||
-		require_flows(conn, "jobq_dep_results") != JOBQ_OK)
+		jobq_require_sql(conn, JOBQ_SQL_FLOWS, "jobq_dep_results") != JOBQ_OK)
 		return JOBQ_ERR;
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long) id);
 	values[0] = idbuf;
@@ -131,7 +115,7 @@ jobq_dep_results_many(JobqConn *conn, size_t n, const int64_t *ids,
 		jobq_set_error(conn, JOBQ_ERR_OOM, "out of memory");
 		goto done;
 	}
-	if (require_flows(conn, "jobq_dep_results_many") != JOBQ_OK)
+	if (jobq_require_sql(conn, JOBQ_SQL_FLOWS, "jobq_dep_results_many") != JOBQ_OK)
 		goto done;
 	values[0] = idarr.data;
 	values[1] = tokarr.data;
